@@ -1,0 +1,1 @@
+"""Plain-Python reader of context-offload memory folders (no Django): layout, JSONL, refs, state."""

@@ -1,0 +1,336 @@
+"""Tolerant offload-JSONL reader: rows from a byte offset, partial last line held, rewrites seen."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+__all__ = [
+    "HEAD_BYTES",
+    "JsonlChunk",
+    "LineProblem",
+    "Row",
+    "TailState",
+    "file_head_hash",
+    "normalize_id",
+    "parse_line",
+    "read_rows",
+    "sanitize_unsafe_chars",
+    "tail_rows",
+]
+
+HEAD_BYTES = 4096
+EXCERPT_CHARS = 200
+_BLOCK = 1 << 20
+
+# The plugin's "unsafe" set (parseJsonlSafe retry and every write): U+FFFD, C0 controls but
+# TAB/LF/CR, C1 controls, lone surrogates, zero-width U+200B-U+200F, LS/PS and the BOM.
+_UNSAFE = re.compile(
+    "[\ufffd\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\ud800-\udfff\u200b-\u200f\u2028\u2029\ufeff]"
+)
+
+
+def sanitize_unsafe_chars(text: str) -> str:
+    """Remove the characters the plugin strips before retrying a parse and on every write."""
+    return _UNSAFE.sub("", text)
+
+
+def normalize_id(tool_call_id: str) -> str:
+    """The plugin's dedup alias: the id with every underscore removed."""
+    return tool_call_id.replace("_", "")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    line_no: int
+    offset: int
+    data: dict[str, Any]
+    tool_call_id: str
+    tool_call: str
+    summary: str
+    score: float | None
+    node_id: str | None
+    result_ref: str | None
+    offloaded: bool | str | None
+    timestamp: str
+    normalized_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineProblem:
+    line_no: int
+    offset: int
+    kind: Literal["corrupt", "invalid"]
+    reason: str
+    excerpt: str
+
+
+@dataclass(frozen=True, slots=True)
+class JsonlChunk:
+    rows: list[Row]
+    problems: list[LineProblem]
+    start_offset: int
+    end_offset: int
+    next_line_no: int
+    head_hash: str
+    # Size and mtime of the file when the read started; later appends are left for the next read.
+    file_size: int = 0
+    file_mtime_ns: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TailState:
+    offset: int
+    line_no: int
+    size: int
+    mtime_ns: int
+    head_hash: str
+    # Hash of the bytes just before `offset`: L2 rewrites rows near the end (null -> "wait"),
+    # which a head hash alone misses once the file is longer than HEAD_BYTES.
+    anchor_hash: str = ""
+
+
+def _text_field(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _score(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _node_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return value
+    # The plugin stringifies non-string node ids.
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _offloaded(value: Any) -> bool | str | None:
+    if value is None or isinstance(value, bool | str):
+        return value
+    return bool(value)
+
+
+def _reject_constant(name: str) -> Any:
+    # JSON.parse has no NaN/Infinity; Python's json would accept them.
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def _excerpt(text: str) -> str:
+    return text[:EXCERPT_CHARS]
+
+
+def _trim(text: str) -> str:
+    # JS String.prototype.trim also removes U+FEFF, Python's str.strip does not.
+    return text.strip().strip("\ufeff").strip()
+
+
+def parse_line(raw: bytes, line_no: int, offset: int) -> Row | LineProblem | None:
+    """Apply parseJsonlSafe to one line (without its newline); None for a blank line."""
+    text = _trim(raw.decode("utf-8", errors="replace"))
+    if not text:
+        return None
+    try:
+        data = _loads(text)
+    except ValueError as first_error:
+        try:
+            data = _loads(sanitize_unsafe_chars(text))
+        except ValueError:
+            return LineProblem(
+                line_no, offset, "corrupt", f"invalid JSON: {first_error}", _excerpt(text)
+            )
+    if not isinstance(data, dict):
+        reason = f"not a JSON object (a {type(data).__name__})"
+        return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
+    tool_call_id = data.get("tool_call_id")
+    if not isinstance(tool_call_id, str) or not tool_call_id:
+        if "tool_call_id" not in data:
+            reason = "missing tool_call_id"
+        elif isinstance(tool_call_id, str):
+            reason = "empty tool_call_id"
+        else:
+            reason = "tool_call_id is not a string"
+        return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
+    result_ref = data.get("result_ref")
+    return Row(
+        line_no=line_no,
+        offset=offset,
+        data=data,
+        tool_call_id=tool_call_id,
+        tool_call=_text_field(data.get("tool_call")),
+        summary=_text_field(data.get("summary")),
+        score=_score(data.get("score")),
+        node_id=_node_id(data.get("node_id")),
+        result_ref=result_ref if isinstance(result_ref, str) else None,
+        offloaded=_offloaded(data.get("offloaded")),
+        timestamp=_text_field(data.get("timestamp")),
+        normalized_id=normalize_id(tool_call_id),
+    )
+
+
+def _hash_prefix(handle: Any, length: int) -> str:
+    handle.seek(0)
+    return hashlib.sha256(handle.read(length)).hexdigest()
+
+
+def file_head_hash(path: Path, length: int | None = None) -> str:
+    """SHA-256 of the first `length` bytes (default min(size, 4096))."""
+    with open(path, "rb") as handle:
+        if length is None:
+            length = min(os.fstat(handle.fileno()).st_size, HEAD_BYTES)
+        return _hash_prefix(handle, length)
+
+
+def _anchor_hash(handle: Any, offset: int) -> str:
+    start = max(0, offset - HEAD_BYTES)
+    handle.seek(start)
+    return hashlib.sha256(handle.read(offset - start)).hexdigest()
+
+
+@dataclass(slots=True)
+class _Reader:
+    """Splits a byte stream into lines without ever holding more than one capped line."""
+
+    max_line_bytes: int
+    line_no: int
+    rows: list[Row] = field(default_factory=list)
+    problems: list[LineProblem] = field(default_factory=list)
+
+    def emit(self, raw: bytes, offset: int) -> None:
+        parsed = parse_line(raw, self.line_no, offset)
+        if isinstance(parsed, Row):
+            self.rows.append(parsed)
+        elif parsed is not None:
+            self.problems.append(parsed)
+        self.line_no += 1
+
+    def emit_huge(self, head: bytes, length: int, offset: int) -> None:
+        text = head.decode("utf-8", errors="replace")
+        reason = f"line too long ({length} bytes, limit {self.max_line_bytes})"
+        self.problems.append(LineProblem(self.line_no, offset, "corrupt", reason, _excerpt(text)))
+        self.line_no += 1
+
+
+def read_rows(
+    path: Path,
+    *,
+    start_offset: int = 0,
+    start_line_no: int = 1,
+    final: bool = False,
+    max_line_bytes: int = 16 * 1024 * 1024,
+) -> JsonlChunk:
+    """Read complete lines from `start_offset` up to the size the file had when the read began.
+
+    A trailing line without '\\n' is left unconsumed (end_offset stops before it) unless `final`,
+    so a tailer picks it up once the writer finishes it. Nothing here raises on bad content.
+    """
+    reader = _Reader(max_line_bytes=max_line_bytes, line_no=start_line_no)
+    with open(path, "rb") as handle:
+        stat = os.fstat(handle.fileno())
+        size = stat.st_size
+        head_hash = _hash_prefix(handle, min(size, HEAD_BYTES))
+        handle.seek(start_offset)
+        position = start_offset  # absolute offset of the first byte of `pending`
+        pending = bytearray()
+        skipping = 0  # >0: inside an over-long line, counts its bytes; `pending` keeps its head
+        remaining = max(0, size - start_offset)
+        while remaining > 0:
+            block = handle.read(min(_BLOCK, remaining))
+            if not block:
+                break  # truncated while reading
+            remaining -= len(block)
+            start = 0
+            while True:
+                newline = block.find(b"\n", start)
+                piece = block[start:] if newline < 0 else block[start:newline]
+                if skipping:
+                    skipping += len(piece)
+                else:
+                    pending += piece
+                    if len(pending) > max_line_bytes:
+                        skipping = len(pending)
+                        del pending[HEAD_BYTES:]
+                if newline < 0:
+                    break
+                if skipping:
+                    reader.emit_huge(bytes(pending), skipping, position)
+                    position += skipping + 1
+                    skipping = 0
+                else:
+                    reader.emit(bytes(pending), position)
+                    position += len(pending) + 1
+                pending.clear()
+                start = newline + 1
+        end_offset = position
+        if final and (pending or skipping):
+            if skipping:
+                reader.emit_huge(bytes(pending), skipping, position)
+                end_offset = position + skipping
+            else:
+                reader.emit(bytes(pending), position)
+                end_offset = position + len(pending)
+    return JsonlChunk(
+        rows=reader.rows,
+        problems=reader.problems,
+        start_offset=start_offset,
+        end_offset=end_offset,
+        next_line_no=reader.line_no,
+        head_hash=head_hash,
+        file_size=size,
+        file_mtime_ns=stat.st_mtime_ns,
+    )
+
+
+def _was_rewritten(path: Path, state: TailState, size: int, mtime_ns: int) -> bool:
+    if size < state.size or size < state.offset:
+        return True
+    if size == state.size and mtime_ns != state.mtime_ns:
+        # Appends always grow a file; same size with a new mtime is an in-place rewrite.
+        return True
+    with open(path, "rb") as handle:
+        if _hash_prefix(handle, min(state.size, HEAD_BYTES)) != state.head_hash:
+            return True
+        return bool(state.anchor_hash) and _anchor_hash(handle, state.offset) != state.anchor_hash
+
+
+def tail_rows(path: Path, state: TailState | None) -> tuple[JsonlChunk, TailState, bool]:
+    """Read what was appended since `state`; re-read from 0 if the file was rewritten.
+
+    Returns (chunk, new state, rewritten). When rewritten is True the caller must drop the rows
+    it holds for this file: the chunk is a complete re-read. Raises FileNotFoundError if the
+    file is gone.
+    """
+    stat = os.stat(path)
+    rewritten = state is not None and _was_rewritten(path, state, stat.st_size, stat.st_mtime_ns)
+    if state is None or rewritten:
+        chunk = read_rows(path)
+    else:
+        chunk = read_rows(path, start_offset=state.offset, start_line_no=state.line_no)
+    with open(path, "rb") as handle:
+        anchor = _anchor_hash(handle, chunk.end_offset)
+    new_state = TailState(
+        offset=chunk.end_offset,
+        line_no=chunk.next_line_no,
+        size=chunk.file_size,
+        mtime_ns=chunk.file_mtime_ns,
+        head_hash=chunk.head_hash,
+        anchor_hash=anchor,
+    )
+    return chunk, new_state, rewritten

@@ -1,0 +1,277 @@
+"""Finds agent folders under a data root and the files of each, in every layout of the spec."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+__all__ = [
+    "AgentFolder",
+    "SessionFile",
+    "Variant",
+    "discover_agents",
+    "is_agent_folder",
+    "is_ignored_name",
+    "is_offload_file_name",
+]
+
+Variant = Literal["upstream", "enhanced", "go", "server"]
+
+STATE_FILE = "state.json"
+REGISTRY_FILE = "sessions-registry.json"
+# Files of the server variant's per-session store (offload/<session>/...).
+SERVER_ROW_FILES = ("entries.jsonl", "pending.jsonl")
+SERVER_MARKERS = ("entries.jsonl", "pending.jsonl", "node-mapping.jsonl", "compact-state.json")
+_ENHANCED_PREFIXES = ("boundaries-", "degraded-retry-")
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFile:
+    session_id: str
+    path: Path
+    layout_dir: Path
+    # Per-session state of the Go and server layouts; None when the agent shares one state.json.
+    state_path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFolder:
+    name: str
+    path: Path
+    variant: Variant
+    session_files: list[SessionFile]
+    mmd_files: list[Path]
+    refs_dir: Path
+    state_path: Path | None
+    registry_path: Path | None
+    extra_files: list[Path]
+    # Every refs/ folder of the agent: one for the shared layouts, one per session otherwise.
+    refs_dirs: list[Path] = field(default_factory=list)
+
+
+def is_ignored_name(name: str) -> bool:
+    """Dotfiles (E's crash temp files) and the reclaimer's `*.tmp.*` leftovers are never read."""
+    return name.startswith(".") or ".tmp." in name or ".tmp-" in name or name.endswith(".tmp")
+
+
+def is_offload_file_name(name: str) -> bool:
+    """The plugin's own test for a session file."""
+    return name.startswith("offload-") and name.endswith(".jsonl") and not is_ignored_name(name)
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as scan:
+            return sorted((e for e in scan if not is_ignored_name(e.name)), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return []
+
+
+def _files(folder: Path) -> list[Path]:
+    return [Path(e.path) for e in _entries(folder) if e.is_file()]
+
+
+def _dirs(folder: Path) -> list[Path]:
+    return [Path(e.path) for e in _entries(folder) if e.is_dir()]
+
+
+def _mmds(folder: Path) -> list[Path]:
+    return [p for p in _files(folder / "mmds") if p.name.endswith(".mmd")]
+
+
+def is_agent_folder(path: Path) -> bool:
+    """An upstream-style agent folder: offload files, state, registry, or the refs/+mmds/ pair."""
+    path = Path(path)
+    if not path.is_dir() or is_ignored_name(path.name):
+        return False
+    names = {e.name for e in _entries(path)}
+    if STATE_FILE in names or REGISTRY_FILE in names:
+        return True
+    if any(is_offload_file_name(n) for n in names):
+        return True
+    return "refs" in names and "mmds" in names
+
+
+def _is_server_session(path: Path) -> bool:
+    return any((path / marker).is_file() for marker in SERVER_MARKERS)
+
+
+def _is_go_session(path: Path) -> bool:
+    # The Go port names its one offload file after its own folder; an upstream agent `main`
+    # can hold `offload-main.jsonl` too, so also ask for a Go scope name or snake_case state.
+    if not (path / f"offload-{path.name}.jsonl").is_file():
+        return False
+    if path.parent.name.startswith("agent_"):
+        return True
+    try:
+        with open(path / STATE_FILE, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b'"active_mmd_file"' in head or b'"mmd_counter"' in head
+
+
+def _is_go_scope(path: Path) -> bool:
+    return not _has_offload_files(path) and any(_is_go_session(d) for d in _dirs(path))
+
+
+def _has_offload_files(path: Path) -> bool:
+    return any(is_offload_file_name(p.name) for p in _files(path))
+
+
+def _server_store(path: Path) -> Path | None:
+    """The `offload/` folder of a server store at `path`, or `path` itself if it is one."""
+    inner = path / "offload"
+    if inner.is_dir() and any(_is_server_session(d) for d in _dirs(inner)):
+        return inner
+    if not _has_offload_files(path) and any(_is_server_session(d) for d in _dirs(path)):
+        return path
+    return None
+
+
+def _session_id(file_name: str) -> str:
+    return file_name[len("offload-") : -len(".jsonl")]
+
+
+def _upstream_agent(path: Path, name: str | None = None) -> AgentFolder:
+    sessions: list[SessionFile] = []
+    extras: list[Path] = []
+    state_path = registry_path = None
+    enhanced = False
+    for file in _files(path):
+        if is_offload_file_name(file.name):
+            sessions.append(SessionFile(_session_id(file.name), file, path))
+        elif file.name == STATE_FILE:
+            state_path = file
+        elif file.name == REGISTRY_FILE:
+            registry_path = file
+        else:
+            extras.append(file)
+            enhanced = enhanced or file.name.startswith(_ENHANCED_PREFIXES)
+    if not enhanced:
+        enhanced = any(n.startswith(".offload-") for n in os.listdir(path) if ".tmp-" in n)
+    return AgentFolder(
+        name=name or path.name,
+        path=path,
+        variant="enhanced" if enhanced else "upstream",
+        session_files=sessions,
+        mmd_files=_mmds(path),
+        refs_dir=path / "refs",
+        state_path=state_path,
+        registry_path=registry_path,
+        extra_files=extras,
+        refs_dirs=[path / "refs"],
+    )
+
+
+def _newest(paths: Iterable[Path]) -> Path | None:
+    existing = [p for p in paths if p.is_file()]
+    if not existing:
+        return None
+    # The most recently written per-session state is the one that reflects the agent now.
+    return max(existing, key=lambda p: (p.stat().st_mtime_ns, str(p)))
+
+
+def _per_session_agent(
+    path: Path, name: str, variant: Variant, session_dirs: list[Path]
+) -> AgentFolder:
+    sessions: list[SessionFile] = []
+    extras: list[Path] = []
+    mmds: list[Path] = []
+    states: list[Path] = []
+    registries: list[Path] = []
+    for folder in session_dirs:
+        state = folder / STATE_FILE
+        state_path = state if state.is_file() else None
+        if state_path:
+            states.append(state_path)
+        row_files: list[Path] = []
+        for file in _files(folder):
+            is_rows = (
+                is_offload_file_name(file.name)
+                if variant == "go"
+                else file.name == _server_row_file(folder)
+            )
+            if is_rows:
+                row_files.append(file)
+            elif file.name == REGISTRY_FILE:
+                registries.append(file)
+            elif file.name != STATE_FILE:
+                extras.append(file)
+        for file in row_files:
+            session_id = _session_id(file.name) if variant == "go" else folder.name
+            sessions.append(SessionFile(session_id, file, folder, state_path))
+        mmds.extend(_mmds(folder))
+    mmds.sort(key=lambda p: (p.name, str(p)))
+    refs_dirs = [folder / "refs" for folder in session_dirs]
+    return AgentFolder(
+        name=name,
+        path=path,
+        variant=variant,
+        session_files=sessions,
+        mmd_files=mmds,
+        refs_dir=refs_dirs[0] if refs_dirs else path / "refs",
+        state_path=_newest(states),
+        registry_path=_newest(registries),
+        extra_files=extras,
+        refs_dirs=refs_dirs,
+    )
+
+
+def _server_row_file(folder: Path) -> str | None:
+    for name in SERVER_ROW_FILES:
+        if (folder / name).is_file():
+            return name
+    return None
+
+
+def _go_agent(scope: Path) -> AgentFolder:
+    sessions = [d for d in _dirs(scope) if _is_go_session(d)]
+    return _per_session_agent(scope, scope.name, "go", sessions)
+
+
+def _server_agent(root: Path, store: Path) -> AgentFolder:
+    name = root.parent.name if root == store and root.name == "offload" else root.name
+    sessions = [d for d in _dirs(store) if _is_server_session(d)]
+    return _per_session_agent(root, name or "server", "server", sessions)
+
+
+def _agent_at(path: Path) -> AgentFolder | None:
+    """The agent rooted exactly at `path`, whatever its layout, or None."""
+    store = _server_store(path)
+    if store is not None:
+        return _server_agent(path, store)
+    if _is_server_session(path):
+        return _per_session_agent(path, path.name, "server", [path])
+    if _is_go_scope(path):
+        return _go_agent(path)
+    if _is_go_session(path):
+        return _per_session_agent(path, path.parent.name or path.name, "go", [path])
+    if is_agent_folder(path):
+        return _upstream_agent(path)
+    return None
+
+
+def discover_agents(root: Path) -> list[AgentFolder]:
+    """Agents under `root`, sorted by name then path.
+
+    `root` may be a data root (a folder of agent folders), one agent folder, a Go-port root
+    (`<root>/<scope>/<sessionId>/…`) or scope, or a server store (`offload/<session>/…`).
+    Root-level legacy logs and loose offload files are ignored, as are dotfiles and temp files.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    single = _agent_at(root)
+    if single is not None:
+        return [single]
+    agents: list[AgentFolder] = []
+    for child in _dirs(root):
+        agent = _agent_at(child)
+        if agent is not None:
+            agents.append(agent)
+    agents.sort(key=lambda a: (a.name, str(a.path)))
+    return agents

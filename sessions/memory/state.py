@@ -1,0 +1,162 @@
+"""Readers for `state.json` and `sessions-registry.json`; corrupt files are reported, not raised."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sessions.memory.paths import UnsafePath, confine
+
+__all__ = [
+    "MAX_STATE_BYTES",
+    "RegistryEntry",
+    "StateFile",
+    "active_mmd_file",
+    "parse_session_key",
+    "read_registry",
+    "read_state",
+    "sanitize_path_segment",
+    "state_value",
+]
+
+MAX_STATE_BYTES = 8 * 1024 * 1024
+_BOM = "\ufeff"
+
+
+@dataclass(frozen=True, slots=True)
+class StateFile:
+    data: dict[str, Any]
+    error: str | None
+    raw: str
+
+
+def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], str | None, str]:
+    if path is None:
+        return {}, f"no {what}", ""
+    try:
+        with open(path, "rb") as handle:
+            blob = handle.read(MAX_STATE_BYTES + 1)
+    except FileNotFoundError:
+        return {}, f"{what} is missing", ""
+    except OSError as error:
+        return {}, f"{what} cannot be read: {error.strerror or error}", ""
+    raw = blob[:MAX_STATE_BYTES].decode("utf-8", errors="replace")
+    if len(blob) > MAX_STATE_BYTES:
+        return {}, f"{what} is larger than {MAX_STATE_BYTES} bytes", raw
+    if raw.startswith(_BOM):
+        # Node's JSON.parse rejects a BOM, so the plugin resets such a file to defaults.
+        return {}, f"{what} starts with a BOM (the plugin treats it as corrupt)", raw
+    try:
+        data = json.loads(raw)
+    except ValueError as error:
+        return {}, f"{what} is not valid JSON: {error}", raw
+    if not isinstance(data, dict):
+        return {}, f"{what} is not a JSON object", raw
+    return data, None, raw
+
+
+def read_state(path: Path | None) -> StateFile:
+    """Read an agent's (or a Go session's) `state.json`; keys are kept exactly as written."""
+    data, error, raw = _read_json_object(path, "state.json")
+    return StateFile(data=data, error=error, raw=raw)
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)([A-Z])", r"_\1", name).lower()
+
+
+def state_value(state: StateFile, key: str) -> Any:
+    """A state key by its camelCase name, falling back to the Go port's snake_case spelling."""
+    if key in state.data:
+        return state.data[key]
+    return state.data.get(_snake(key))
+
+
+def active_mmd_file(state: StateFile) -> str | None:
+    """The active canvas file name, or None; callers must still confine it to `mmds/`."""
+    value = state_value(state, "activeMmdFile")
+    if isinstance(value, str) and value.strip():
+        return value.strip()
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryEntry:
+    session_key: str
+    session_id: str
+    offload_file: str | None
+    updated_at: str | None
+    exists: bool
+
+
+def _pick(entry: dict[str, Any], camel: str) -> str | None:
+    value = entry.get(camel, entry.get(_snake(camel)))
+    return value if isinstance(value, str) and value else None
+
+
+def read_registry(path: Path | None, agent_dir: Path) -> tuple[list[RegistryEntry], str | None]:
+    """Entries of `sessions-registry.json` in file order, plus an error text if any.
+
+    `exists` says whether the entry's offload file is present in `agent_dir`; stale entries
+    (deleted files) are normal. A missing registry is not an error: agents may have none.
+    """
+    if path is None or not Path(path).exists():
+        return [], None
+    data, error, _raw = _read_json_object(path, "sessions-registry.json")
+    if error:
+        return [], error
+    entries: list[RegistryEntry] = []
+    skipped: list[str] = []
+    for session_key, value in data.items():
+        if not isinstance(value, dict):
+            skipped.append(session_key)
+            continue
+        session_id = _pick(value, "sessionId") or ""
+        offload_file = _pick(value, "offloadFile")
+        target = offload_file or (f"offload-{session_id}.jsonl" if session_id else None)
+        exists = False
+        if target:
+            try:
+                exists = confine(agent_dir, target).is_file()
+            except UnsafePath:
+                exists = False
+        entries.append(
+            RegistryEntry(
+                session_key=session_key,
+                session_id=session_id,
+                offload_file=offload_file,
+                updated_at=_pick(value, "updatedAt"),
+                exists=exists,
+            )
+        )
+    if skipped:
+        return entries, f"entries that are not objects were skipped: {', '.join(skipped)}"
+    return entries, None
+
+
+_UNSAFE_SEGMENT = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
+_DOT_RUN = re.compile(r"\.{2,}")
+
+
+def sanitize_path_segment(value: str) -> str:
+    """The plugin's sanitiser for names built from a sessionKey."""
+    return _DOT_RUN.sub("_", _UNSAFE_SEGMENT.sub("_", value))
+
+
+def parse_session_key(session_key: str) -> tuple[str, str] | None:
+    """(agent folder, session id) the plugin derives from `agent:<agent>:<rest>`, else None.
+
+    Only for keys of that form; the real session id (a UUID) overrides the session part.
+    """
+    parts = session_key.split(":", 2)
+    if len(parts) < 3 or parts[0] != "agent" or not parts[1] or not parts[2]:
+        return None
+    agent = sanitize_path_segment(parts[1])
+    session = sanitize_path_segment(parts[2])
+    worker = re.search(r"swebench-w(\d+)", parts[2])
+    if worker:
+        agent = f"{agent}-w{worker.group(1)}"
+    return agent, session
