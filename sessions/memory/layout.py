@@ -25,6 +25,8 @@ REGISTRY_FILE = "sessions-registry.json"
 # Files of the server variant's per-session store (offload/<session>/...).
 SERVER_ROW_FILES = ("entries.jsonl", "pending.jsonl")
 SERVER_MARKERS = ("entries.jsonl", "pending.jsonl", "node-mapping.jsonl", "compact-state.json")
+# Folders of an agent that are never agents themselves.
+AGENT_SUBDIRS = frozenset({"refs", "mmds", "skills"})
 _ENHANCED_PREFIXES = ("boundaries-", "degraded-retry-")
 
 
@@ -87,7 +89,13 @@ def is_agent_folder(path: Path) -> bool:
     path = Path(path)
     if not path.is_dir() or is_ignored_name(path.name):
         return False
-    names = {e.name for e in _entries(path)}
+    entries = _entries(path)
+    names = {e.name for e in entries}
+    if any(
+        e.is_dir() and e.name not in AGENT_SUBDIRS and is_agent_folder(Path(e.path))
+        for e in entries
+    ):
+        return False  # a data root that also holds legacy root-level files
     if STATE_FILE in names or REGISTRY_FILE in names:
         return True
     if any(is_offload_file_name(n) for n in names):
@@ -265,11 +273,20 @@ def discover_agents(root: Path) -> list[AgentFolder]:
     root = Path(root)
     if not root.is_dir():
         return []
+    per_session = _server_store(root) or _is_server_session(root) or _is_go_scope(root)
+    # Otherwise agent children decide first: a data root may hold legacy offload files itself.
+    agents = [] if per_session else _child_agents(root)
+    if agents:
+        return agents
     single = _agent_at(root)
-    if single is not None:
-        return [single]
+    return [single] if single is not None else []
+
+
+def _child_agents(root: Path) -> list[AgentFolder]:
     agents: list[AgentFolder] = []
     for child in _dirs(root):
+        if child.name in AGENT_SUBDIRS:
+            continue
         agent = _agent_at(child)
         if agent is not None:
             agents.append(agent)

@@ -34,7 +34,7 @@ _LIST_FIELD = re.compile(r"^- ([a-z_]+):[ \t]*(.*?)[ \t]*\r?$", re.M)
 _TITLE = re.compile(r"^# Tool Result(?::[ \t]*(.*?))?[ \t]*\r?$", re.M)
 _UPSTREAM_RESULT = re.compile(r"^\*\*Result:\*\*[ \t]*\r?\n", re.M)
 _GO_RESULT = re.compile(r"^## Result[ \t]*\r?\n", re.M)
-_FENCE_OPEN = re.compile(r"```[^\n`]*\r?\n")
+_FENCE_OPEN = re.compile(r"(?:[ \t]*\r?\n)*```[^\n`]*\r?\n")
 _FENCE_CLOSE = re.compile(r"\r?\n```[ \t]*\r?\n?$")
 
 

@@ -1,0 +1,60 @@
+from pathlib import Path
+
+import pytest
+
+from sessions.memory.paths import UnsafePath, confine
+
+
+@pytest.fixture
+def agent(tmp_path: Path) -> Path:
+    folder = tmp_path / "agent"
+    (folder / "refs").mkdir(parents=True)
+    (folder / "refs" / "a.md").write_text("x")
+    (tmp_path / "secret.txt").write_text("secret")
+    return folder
+
+
+def test_relative_path_resolves_inside_the_folder(agent: Path) -> None:
+    assert confine(agent, "refs/a.md") == (agent / "refs" / "a.md").resolve()
+
+
+def test_missing_target_is_fine_because_nothing_is_read(agent: Path) -> None:
+    assert confine(agent, "refs/not-there.md").name == "not-there.md"
+
+
+@pytest.mark.parametrize(
+    ("relative", "why"),
+    [
+        ("../secret.txt", "'..'"),
+        ("refs/../../secret.txt", "'..'"),
+        ("refs/..", "'..'"),
+        ("/etc/passwd", "absolute"),
+        ("C:/Windows/win.ini", "absolute"),
+        ("refs\\..\\..\\secret.txt", "backslash"),
+        ("refs/a.md\x00.png", "NUL"),
+        ("", "empty"),
+        ("   ", "empty"),
+    ],
+)
+def test_escaping_paths_are_refused_with_the_reason(agent: Path, relative: str, why: str) -> None:
+    with pytest.raises(UnsafePath, match=why):
+        confine(agent, relative)
+
+
+def test_symlink_leaving_the_folder_is_refused(agent: Path) -> None:
+    (agent / "refs" / "evil.md").symlink_to(agent.parent / "secret.txt")
+    (agent / "outside").symlink_to(agent.parent, target_is_directory=True)
+    with pytest.raises(UnsafePath, match="link"):
+        confine(agent, "refs/evil.md")
+    with pytest.raises(UnsafePath, match="link"):
+        confine(agent, "outside/secret.txt")
+
+
+def test_symlink_staying_inside_the_folder_is_accepted(agent: Path) -> None:
+    (agent / "refs" / "alias.md").symlink_to(agent / "refs" / "a.md")
+    assert confine(agent, "refs/alias.md") == (agent / "refs" / "a.md").resolve()
+
+
+def test_unsafe_path_is_a_value_error(agent: Path) -> None:
+    with pytest.raises(ValueError):
+        confine(agent, "../x")
