@@ -1,0 +1,67 @@
+import importlib.util
+import re
+import sys
+from pathlib import Path
+
+from sessions.memory.jsonl import read_rows
+from sessions.memory.layout import discover_agents
+from sessions.memory.refs import read_ref_info, resolve_ref, split_ref, unwrap_tool_result
+from sessions.memory.state import active_mmd_file, read_registry, read_state
+
+REPO = Path(__file__).resolve().parents[3]
+DEMO = REPO / "demo" / "context-offload"
+NODE_ID = re.compile(r"^\s*(?:subgraph\s+\S+\s+)?(\d{3}-N\d+)[\[{(]", re.M)
+
+
+def load_make_demo(monkeypatch):
+    spec = importlib.util.spec_from_file_location("make_demo", REPO / "demo" / "make_demo.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, "make_demo", module)  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_committed_demo_is_what_the_script_writes(tmp_path: Path, monkeypatch) -> None:
+    size = load_make_demo(monkeypatch).make_demo(tmp_path / "demo")
+    assert size < 300_000
+    written = sorted(p.relative_to(tmp_path / "demo") for p in (tmp_path / "demo").rglob("*"))
+    committed = sorted(p.relative_to(DEMO) for p in DEMO.rglob("*"))
+    assert written == committed
+    for relative in written:
+        if (DEMO / relative).is_file():
+            assert (DEMO / relative).read_bytes() == (tmp_path / "demo" / relative).read_bytes()
+
+
+def test_demo_reads_cleanly_apart_from_its_deliberate_oddities() -> None:
+    agents = discover_agents(DEMO)
+    assert [(a.name, a.variant) for a in agents] == [
+        ("coder", "upstream"),
+        ("etl", "enhanced"),
+        ("main", "upstream"),
+        ("research", "upstream"),
+    ]
+    corrupt, missing, unwrapped, unplaced, rows = [], [], 0, 0, 0
+    for agent in agents:
+        state = read_state(agent.state_path)
+        assert state.error is None and (agent.path / "mmds" / active_mmd_file(state)).is_file()
+        entries, error = read_registry(agent.registry_path, agent.path)
+        assert error is None and all(e.exists for e in entries) and len(entries) >= 1
+        canvas_ids = {i for p in agent.mmd_files for i in NODE_ID.findall(p.read_text())}
+        for session in agent.session_files:
+            chunk = read_rows(session.path, final=True)
+            corrupt += [p for p in chunk.problems if p.kind == "corrupt"]
+            assert not [p for p in chunk.problems if p.kind == "invalid"]
+            for row in chunk.rows:
+                rows += 1
+                if row.node_id in (None, "wait"):
+                    unplaced += 1
+                else:
+                    assert row.node_id in canvas_ids
+                ref = resolve_ref(agent.path, row.result_ref)
+                if not ref.exists():
+                    missing.append(ref.name)
+                    continue
+                assert read_ref_info(ref).call_id == row.tool_call_id
+                unwrapped += unwrap_tool_result(split_ref(ref.read_text())[1]) is not None
+    assert len(corrupt) == 1 and len(missing) == 1
+    assert unwrapped >= 5 and unplaced >= 4 and rows >= 30
