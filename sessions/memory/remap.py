@@ -1,0 +1,406 @@
+"""Rewrites `node_id` / `offloaded` of rows in place in every offload JSONL, safe against appends.
+
+Rows are edited in place: never deleted, never reordered. Only the lines that change are
+re-serialised (compactly, as the plugin does); every other byte, including corrupt and invalid
+lines, unknown keys and a partial last line (an append in flight), is copied unchanged.
+
+Concurrency design. The agent appends to these files at any moment with a non-atomic
+`appendFile` (open O_APPEND, write, close), and we replace the file by rename, so an append can
+land in the *old* inode after we read it. Per file:
+
+1. Read the file through a descriptor `fd` that we keep open, and build the new content.
+2. Write it to a temp file beside it and fsync. Just before the rename, stat the path: if it
+   grew (an append) the new rows are spliced in; if it was replaced or rewritten in place, start
+   over (bounded; `RemapConflict`, nothing written, when retries run out).
+3. `os.replace` the temp over the path, fsync the folder.
+4. Recovery: wait until no process still has the *old* inode open for writing (a Linux read lease
+   on `fd` is only granted then; it is released at once), then compare the old inode's full
+   content with what step 1-2 were based on. Anything an appender wrote there after our last look
+   (it opened the file before the rename) is found here, and the file is rewritten once more as
+   `rebuild(old inode content) + whatever was appended to the new file since the rename`, which
+   keeps the order of a sequential appender. That rewrite goes through the same steps.
+
+Residual window: none for appenders that open-write-close (the plugin, Node's appendFile), as the
+lease proves the old inode has no writer left before we read it for the last time. Where leases
+are unavailable (file owned by another user, a filesystem without leases), step 4 waits a fixed
+settle time instead, and an append whose open-to-write gap straddles the rename *and* outlasts
+that wait is lost. A writer that replaces the file by rename (variant E) in the microseconds
+between our final stat and our rename is not seen. Memviz's own writers serialise on an advisory
+`flock` of the agent folder. The proof is `tests/sessions/memory/test_remap.py`: a separate
+process appends thousands of rows per second, some split in two writes, while merges run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import signal
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside
+
+MAX_RETRIES = 20
+PRECHECK_ROUNDS = 12
+RECOVERY_DEPTH = 8
+LEASE_WAIT_SECONDS = 2.0
+SETTLE_SECONDS = 0.05
+
+# What the plugin's parseJsonlSafe strips before retrying JSON.parse.
+_UNSAFE_CHARS = re.compile(
+    "[\ufffd\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\u200b-\u200f\u2028\u2029\ufeff]"
+)
+_F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
+
+Build = Callable[[bytes], tuple[bytes, int]]
+
+
+class RemapConflict(RuntimeError):
+    """A file kept changing under the rewrite; that file was left as it was."""
+
+
+@dataclass
+class RemapResult:
+    files_changed: list[str] = field(default_factory=list)
+    rows_changed: int = 0
+    per_file: dict[str, int] = field(default_factory=dict)  # changed files only
+    retries: int = 0
+
+
+def is_offload_file_name(name: str) -> bool:
+    """The plugin's test: `startsWith("offload-") && endsWith(".jsonl")`; dotfiles never pass."""
+    return name.startswith("offload-") and name.endswith(".jsonl")
+
+
+def offload_files(agent_dir: Path) -> list[Path]:
+    return sorted(
+        entry
+        for entry in Path(agent_dir).iterdir()
+        if is_offload_file_name(entry.name) and entry.is_file() and not entry.is_symlink()
+    )
+
+
+def remap_rows(
+    agent_dir: Path,
+    *,
+    node_map: dict[str, str] | None = None,
+    mark_deleted: set[str] | None = None,
+    files: list[Path] | None = None,
+) -> RemapResult:
+    """Point rows of merged nodes at the kept node and/or mark pruned nodes' rows deleted.
+
+    `node_map`: a row whose `node_id` equals a key gets the value. `mark_deleted`: a row whose
+    (original) `node_id` is in the set gets `"offloaded": "deleted"`. Only rows the plugin would
+    read (objects with a non-empty string `tool_call_id`) are touched. Idempotent, so a call that
+    failed part-way (`RemapConflict` names the file) can simply be repeated.
+    """
+    agent_dir = Path(agent_dir)
+    editor = RowEditor(node_map or {}, mark_deleted or set())
+    result = RemapResult()
+    if not editor.active:
+        return result
+    targets = [agent_dir / f for f in files] if files is not None else offload_files(agent_dir)
+    with lock_folder(agent_dir):
+        for path in targets:
+            rows, retries = _rewrite_file(path, editor.apply, editor.apply)
+            result.retries += retries
+            if rows:
+                result.files_changed.append(path.name)
+                result.per_file[path.name] = rows
+                result.rows_changed += rows
+    return result
+
+
+def rows_with_nodes(agent_dir: Path, node_ids: set[str]) -> int:
+    """How many rows across the agent's offload files have a `node_id` in `node_ids`."""
+    editor = RowEditor({}, set(node_ids))
+    if not editor.active:
+        return 0
+    count = 0
+    for path in offload_files(agent_dir):
+        with contextlib.suppress(FileNotFoundError):
+            data = path.read_bytes()
+            count += sum(1 for line in editor.candidate_lines(data) if editor.matches(line))
+    return count
+
+
+class RowEditor:
+    """The line-level edit: find candidate lines by a byte search, parse and change only those."""
+
+    def __init__(self, node_map: dict[str, str], mark_deleted: set[str]) -> None:
+        for key, value in node_map.items():
+            if not isinstance(key, str) or not isinstance(value, str) or not value:
+                raise ValueError(f"node_map must map node ids to non-empty ids, got {key!r}")
+        self.node_map = {k: v for k, v in node_map.items() if k != v}
+        self.mark_deleted = set(mark_deleted)
+        ids = set(self.node_map) | self.mark_deleted
+        needles = set()
+        for node_id in ids:
+            needles.add(json.dumps(node_id, ensure_ascii=False).encode())
+            needles.add(json.dumps(node_id).encode())  # a writer that escapes non-ASCII
+        self.needles = sorted(needles)
+        self.active = bool(ids)
+
+    def candidate_lines(self, data: bytes) -> Iterable[bytes]:
+        for start, end in self._candidate_spans(data, data.rfind(b"\n") + 1):
+            yield data[start:end]
+
+    def matches(self, line: bytes) -> bool:
+        row = _parse_row(line)
+        return row is not None and row.get("node_id") in (set(self.node_map) | self.mark_deleted)
+
+    def apply(self, data: bytes) -> tuple[bytes, int]:
+        """The new content and the number of rows changed; a partial last line is left as is."""
+        complete = data.rfind(b"\n") + 1
+        parts: list[bytes] = []
+        previous = 0
+        rows = 0
+        for start, end in self._candidate_spans(data, complete):
+            edited = self._edit_line(data[start:end])
+            if edited is not None:
+                parts += (data[previous:start], edited)
+                previous = end
+                rows += 1
+        if not rows:
+            return data, 0
+        parts.append(data[previous:])
+        return b"".join(parts), rows
+
+    def _candidate_spans(self, data: bytes, complete: int) -> list[tuple[int, int]]:
+        starts: set[int] = set()
+        for needle in self.needles:
+            position = data.find(needle, 0, complete)
+            while position != -1:
+                start = data.rfind(b"\n", 0, position) + 1
+                end = data.find(b"\n", position)
+                starts.add(start)
+                position = data.find(needle, end + 1, complete)
+        return [(start, data.find(b"\n", start)) for start in sorted(starts)]
+
+    def _edit_line(self, line: bytes) -> bytes | None:
+        row = _parse_row(line)
+        if row is None:
+            return None
+        node_id = row.get("node_id")
+        if not isinstance(node_id, str):
+            return None
+        changed = False
+        if node_id in self.mark_deleted and row.get("offloaded") != "deleted":
+            row["offloaded"] = "deleted"
+            changed = True
+        if node_id in self.node_map:
+            row["node_id"] = self.node_map[node_id]
+            changed = True
+        if not changed:
+            return None
+        body = line.strip()
+        head = line[: len(line) - len(line.lstrip())]
+        tail = line[len(line.rstrip()) :]
+        return head + _serialise(row) + tail if body else None
+
+
+def _parse_row(line: bytes) -> dict | None:
+    """A row the plugin would read, parsed like `parseJsonlSafe` (strict, then unsafe chars out)."""
+    try:
+        row = json.loads(line)
+    except ValueError:
+        try:
+            row = json.loads(_UNSAFE_CHARS.sub("", line.decode("utf-8", errors="replace")))
+        except ValueError:
+            return None
+    if not isinstance(row, dict):
+        return None
+    tool_call_id = row.get("tool_call_id")
+    return row if isinstance(tool_call_id, str) and tool_call_id else None
+
+
+def _serialise(row: dict) -> bytes:
+    try:
+        return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape: keep it escaped
+        return json.dumps(row, separators=(",", ":")).encode("ascii")
+
+
+class _Restart(Exception):
+    """The file was replaced or rewritten in place under us; read it again."""
+
+
+def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tuple[int, int]:
+    """Apply `build` to one file safely; returns (rows changed, retries).
+
+    `build(content)` gives the new content and a count of changed rows (0: leave the file alone).
+    `extend(chunk)` does the same for bytes appended after the last complete line, so that rows
+    appended while we work are spliced into the temp file instead of redoing the whole file.
+    """
+    retries = 0
+    for _ in range(MAX_RETRIES):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return 0, retries  # the reclaimer deleted it: nothing to remap
+        try:
+            return _rewrite_once(path, fd, build, extend, depth, retries)
+        except _Restart:
+            retries += 1
+        finally:
+            os.close(fd)
+    raise RemapConflict(
+        f"{path.name} kept being rewritten by another process; it was left unchanged "
+        f"after {MAX_RETRIES} attempts. Run the remap again (it is idempotent)."
+    )
+
+
+def _rewrite_once(
+    path: Path, fd: int, build: Build, extend: Build, depth: int, retries: int
+) -> tuple[int, int]:
+    data, seen = _read_settled(fd)
+    out, rows = build(data)
+    if not rows:
+        return 0, retries
+    temp_fd, temp = open_temp_beside(path, like=seen)
+    try:
+        try:
+            _write_all(temp_fd, out)
+            os.fsync(temp_fd)
+            # Checked after the (slow) fsync, so the window before the rename stays short.
+            for _ in range(PRECHECK_ROUNDS):
+                now = os.stat(path)
+                if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev) or (
+                    now.st_size < len(data)
+                ):
+                    raise _Restart  # replaced or truncated: start over from a fresh read
+                if now.st_size == len(data) and now.st_mtime_ns == seen.st_mtime_ns:
+                    break
+                # It grew: splice the appended bytes in after the last complete line.
+                tail = _pread_all(fd, len(data))
+                seen = os.fstat(fd)
+                complete = data.rfind(b"\n") + 1
+                keep = len(out) - (len(data) - complete)
+                chunk_out, chunk_rows = extend(data[complete:] + tail)
+                os.ftruncate(temp_fd, keep)
+                os.pwrite(temp_fd, chunk_out, keep)
+                os.fsync(temp_fd)
+                data += tail
+                out = out[:keep] + chunk_out
+                rows += chunk_rows
+        finally:
+            os.close(temp_fd)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    fsync_folder(path.parent)
+    return _recover_late_writes(path, fd, build, data, out, rows, depth, retries)
+
+
+class _Diverged(Exception):
+    """The new file no longer starts with what we wrote."""
+
+
+def _recover_late_writes(
+    path: Path, fd: int, build: Build, data: bytes, out: bytes, rows: int, depth: int, retries: int
+) -> tuple[int, int]:
+    """Fold in whatever reached the old inode after we last read it (see the module docstring)."""
+    _wait_until_no_writer(fd)
+    final = _pread_all(fd)
+    if final == data:
+        return rows, retries
+    if depth >= RECOVERY_DEPTH:
+        raise RemapConflict(f"{path.name}: late appends kept arriving during the rename")
+    rebuilt, rows = build(final)
+    if not rows:
+        rebuilt = final
+    written = len(out)
+
+    def splice(current: bytes) -> tuple[bytes, int]:
+        if not current.startswith(out):
+            raise _Diverged
+        return rebuilt + current[written:], 1
+
+    try:
+        _, more = _rewrite_file(path, splice, _unchanged, depth + 1)
+    except _Diverged:
+        # The new file was rewritten by another writer meanwhile: fall back to appending the
+        # late bytes, which loses nothing when they are whole lines.
+        late = final[len(data) :] if final.startswith(data) else b""
+        if not late or not data.endswith(b"\n"):
+            raise RemapConflict(
+                f"{path.name} was rewritten by another process while late appends were being "
+                "restored; re-run the remap and check the file"
+            ) from None
+        append_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            _write_all(append_fd, late)
+        finally:
+            os.close(append_fd)
+        more = 0
+    return rows, retries + 1 + more
+
+
+def _unchanged(chunk: bytes) -> tuple[bytes, int]:
+    return chunk, 0
+
+
+def _wait_until_no_writer(fd: int) -> bool:
+    """Block until no process has `fd`'s inode open for writing; False if that cannot be known.
+
+    A read lease is granted only when nobody has the file open for writing. We release it at
+    once; the lease-break signal is redirected to SIGURG (ignored by default) so that a writer
+    opening the file in those microseconds cannot kill this process with SIGIO.
+    """
+    with contextlib.suppress(OSError):
+        fcntl.fcntl(fd, _F_SETSIG, signal.SIGURG)
+    deadline = time.monotonic() + LEASE_WAIT_SECONDS
+    pause = 0.0002
+    while True:
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
+        except OSError as error:
+            if error.errno == errno.EAGAIN and time.monotonic() < deadline:
+                time.sleep(pause)
+                pause = min(pause * 2, 0.01)
+                continue
+            if error.errno != errno.EAGAIN:
+                time.sleep(SETTLE_SECONDS)  # no leases here: give in-flight appends a moment
+            return False
+        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
+        return True
+
+
+def _read_settled(fd: int) -> tuple[bytes, os.stat_result]:
+    """The file's bytes and a stat taken after reading them, preferring a read nobody disturbed."""
+    for _ in range(5):
+        before = os.fstat(fd)
+        data = _pread_all(fd)
+        after = os.fstat(fd)
+        if len(data) == after.st_size and (before.st_size, before.st_mtime_ns) == (
+            after.st_size,
+            after.st_mtime_ns,
+        ):
+            return data, after
+    # Still changing (a busy appender): the recovery step after the rename settles it.
+    return data, after
+
+
+def _pread_all(fd: int, offset: int = 0) -> bytes:
+    chunks = []
+    size = os.fstat(fd).st_size
+    while True:
+        chunk = os.pread(fd, max(size - offset, 0) + 65536, offset)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

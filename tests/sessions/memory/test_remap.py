@@ -1,0 +1,207 @@
+"""Row remapping in offload JSONL: in-place edits, byte-exact elsewhere, and no lost appends."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sessions.memory.remap import RemapResult, offload_files, remap_rows, rows_with_nodes
+
+HERE = Path(__file__).resolve().parent
+FILE_A1 = "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl"
+FILE_A2 = "offload-b7e4d2a0-1c9f-4e63-a8d5-2f0c7b9e6d14.jsonl"
+
+
+def lines_of(path: Path) -> list[bytes]:
+    return path.read_bytes().split(b"\n")
+
+
+def memviz_temps(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if ".memviz-tmp-" in p.name]
+
+
+def test_merge_rewrites_only_matching_rows_across_sessions(agent_a: Path) -> None:
+    before = {name: lines_of(agent_a / name) for name in (FILE_A1, FILE_A2)}
+
+    result = remap_rows(agent_a, node_map={"002-N3": "002-N2", "001-N3": "001-N2"})
+
+    assert result.rows_changed == 2
+    assert sorted(result.files_changed) == sorted([FILE_A1, FILE_A2])
+    assert result.per_file == {FILE_A1: 1, FILE_A2: 1}
+    for name, old_lines in before.items():
+        new_lines = lines_of(agent_a / name)
+        assert len(new_lines) == len(old_lines)
+        for old, new in zip(old_lines, new_lines, strict=True):
+            if old == new:
+                continue
+            old_row, new_row = json.loads(old), json.loads(new)
+            assert list(new_row) == list(old_row)  # key order kept
+            assert new_row["node_id"] == {"002-N3": "002-N2", "001-N3": "001-N2"}[old_row["node_id"]]
+            assert {k: v for k, v in new_row.items() if k != "node_id"} == {
+                k: v for k, v in old_row.items() if k != "node_id"
+            }
+            assert new == json.dumps(new_row, ensure_ascii=False, separators=(",", ":")).encode()
+    assert memviz_temps(agent_a) == []
+
+
+def test_corrupt_invalid_and_partial_lines_are_kept_byte_for_byte(agent_b: Path) -> None:
+    path = agent_b / "offload-main.jsonl"
+    old = lines_of(path)
+
+    result = remap_rows(agent_b, node_map={"N2": "003-N1", "003-N4": "003-N1"})
+
+    new = lines_of(path)
+    assert result.per_file == {"offload-main.jsonl": 2}
+    assert len(new) == len(old)
+    assert new[-1] == old[-1]  # truncated last line, no trailing newline: an append in flight
+    assert not path.read_bytes().endswith(b"\n")
+    heartbeat = [i for i, line in enumerate(old) if b"HEARTBEAT" in line][0]
+    assert new[heartbeat] == old[heartbeat]  # invalid row (no tool_call_id) untouched
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    assert [json.loads(new[i])["node_id"] for i in changed] == ["003-N1", "003-N1"]
+
+
+def test_unknown_keys_and_odd_values_survive(agent_c: Path) -> None:
+    name = "offload-1a2b3c4d-5e6f-4a8b-9c0d-ef1234567890.jsonl"
+    remap_rows(agent_c, node_map={"002-N3": "002-N2"})
+    rows = [json.loads(line) for line in lines_of(agent_c / name) if line]
+    assert rows[1]["seq"] == 1 and rows[1]["node_id"] == "002-N2"
+    assert rows[2]["score"] is None
+    # boundaries-*.jsonl and the dotfile temp are not offload files and stay untouched
+    assert [p.name for p in offload_files(agent_c)] == [
+        name,
+        "offload-9c8b7a65-4321-4fed-8cba-0123456789ab.jsonl",
+    ]
+
+
+def test_prune_marks_rows_deleted_keeping_existing_flag_position(agent_a: Path) -> None:
+    result = remap_rows(agent_a, mark_deleted={"001-N2", "002-N5"})
+    rows = [json.loads(line) for line in lines_of(agent_a / FILE_A1) if line]
+    assert [r.get("offloaded") for r in rows] == ["deleted", "deleted", None, None]
+    assert list(rows[0])[-1] == "offloaded"  # replaced in place, not moved
+    rows2 = [json.loads(line) for line in lines_of(agent_a / FILE_A2) if line]
+    assert rows2[3]["offloaded"] == "deleted" and rows2[3]["node_id"] == "002-N5"
+    assert result.rows_changed == 3
+    assert remap_rows(agent_a, mark_deleted={"001-N2"}).rows_changed == 0  # idempotent
+
+
+def test_file_mode_is_kept_and_untouched_files_are_not_rewritten(agent_a: Path) -> None:
+    path1, path2 = agent_a / FILE_A1, agent_a / FILE_A2
+    path1.chmod(0o640)
+    inode2 = path2.stat().st_ino
+    remap_rows(agent_a, node_map={"001-N3": "001-N2"})
+    assert path1.stat().st_mode & 0o777 == 0o640
+    assert path2.stat().st_ino == inode2  # no row matched: not even renamed
+
+
+def test_needle_inside_text_does_not_change_rows(tmp_path: Path) -> None:
+    row = {"tool_call_id": "c1", "summary": 'see "002-N3" and \\"002-N3\\"', "node_id": "002-N2"}
+    nested = {"tool_call_id": "c2", "meta": {"node_id": "002-N3"}, "node_id": None}
+    content = "".join(
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in (row, nested)
+    )
+    (tmp_path / "offload-s.jsonl").write_text(content)
+    assert remap_rows(tmp_path, node_map={"002-N3": "002-N1"}) == RemapResult()
+    assert (tmp_path / "offload-s.jsonl").read_text() == content
+
+
+def test_rows_with_nodes_counts_valid_rows(agent_b: Path) -> None:
+    assert rows_with_nodes(agent_b, {"004-N2"}) == 2
+    assert rows_with_nodes(agent_b, {"N2", "003-N3", "004-N9"}) == 3
+    assert rows_with_nodes(agent_b, set()) == 0
+
+
+def test_bad_node_map_is_refused(agent_a: Path) -> None:
+    with pytest.raises(ValueError, match="node_map"):
+        remap_rows(agent_a, node_map={"002-N3": ""})
+
+
+def _complete_rows(folder: Path, names: list[str]) -> dict[str, dict]:
+    rows = {}
+    for name in names:
+        data = (folder / name).read_bytes()
+        for line in data[: data.rfind(b"\n") + 1].split(b"\n"):
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            rows[row["tool_call_id"]] = row
+    return rows
+
+
+@pytest.mark.slow
+def test_concurrent_appender_loses_nothing(tmp_path: Path) -> None:
+    """A real second process appends ~4,000 rows/s while merges and prunes run here."""
+    names = [f"offload-s{i}.jsonl" for i in range(4)]
+    seeded: dict[str, list[bytes]] = {}
+    for index, name in enumerate(names):
+        seed = [
+            json.dumps(
+                {"tool_call_id": f"seed-{index}-{k}", "node_id": f"M{k % 10}", "x_old": [k]},
+                separators=(",", ":"),
+            ).encode()
+            for k in range(40)
+        ]
+        seed.insert(5, b'{"tool_call_id":"broken", "node_id":"M1"')  # corrupt: kept as is
+        seeded[name] = seed
+        (tmp_path / name).write_bytes(b"\n".join(seed) + b"\n")
+    (tmp_path / "boundaries-s0.jsonl").write_bytes(b'{"startSeq":0}\n')
+    stop = tmp_path / "stop"
+    appender = subprocess.Popen(
+        [sys.executable, str(HERE / "appender_proc.py"), str(tmp_path), str(stop), "4000", *names],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert appender.stdout is not None
+        assert appender.stdout.readline().strip() == "ready"
+        must_be_keep: set[str] = set()
+        must_be_deleted: set[str] = set()
+        retries = merges = 0
+        deadline = time.monotonic() + 6
+        while merges < 150 and time.monotonic() < deadline:
+            source = f"M{merges % 10}"
+            pruned = f"P{merges % 3}"
+            present = _complete_rows(tmp_path, names)  # rows present when this merge starts
+            must_be_keep |= {i for i, r in present.items() if r.get("node_id") == source}
+            must_be_deleted |= {i for i, r in present.items() if r.get("node_id") == pruned}
+            result = remap_rows(tmp_path, node_map={source: "KEEP"}, mark_deleted={pruned})
+            retries += result.retries
+            merges += 1
+    finally:
+        stop.touch()
+        out, _ = appender.communicate(timeout=10)
+    counts = json.loads(out.strip().splitlines()[-1])
+    print(f"{merges} remaps, {sum(counts.values())} rows appended, {retries} retries/recoveries")
+    assert merges >= 50
+
+    for name in names:
+        data = (tmp_path / name).read_bytes()
+        assert data.endswith(b"\n")
+        lines = data[:-1].split(b"\n")
+        seed = seeded[name]
+        assert lines[5] == seed[5]  # the corrupt line, byte for byte, in place
+        rows = [json.loads(line) for i, line in enumerate(lines) if i != 5]
+        ids = [row["tool_call_id"] for row in rows]
+        expected_seed = [json.loads(s)["tool_call_id"] for i, s in enumerate(seed) if i != 5]
+        index = names.index(name)
+        expected = expected_seed + [f"app-{index}-{k:06d}" for k in range(counts[name])]
+        assert ids == expected  # every row exactly once, in append order
+        for row in rows:
+            if row["tool_call_id"].startswith("app-"):
+                assert row["x_future"] == {"nested": [row["seq"], "二"], "flag": True}
+            else:
+                assert row["x_old"] == [int(row["tool_call_id"].rsplit("-", 1)[1])]
+            if row["tool_call_id"] in must_be_keep:
+                assert row["node_id"] == "KEEP"
+            if row["tool_call_id"] in must_be_deleted:
+                assert row["offloaded"] == "deleted"
+    assert (tmp_path / "boundaries-s0.jsonl").read_bytes() == b'{"startSeq":0}\n'
+    assert memviz_temps(tmp_path) == []
+    assert os.listdir(tmp_path) != []
