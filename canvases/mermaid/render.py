@@ -1,0 +1,150 @@
+"""The text handed to mermaid.js: header and fences removed, repairs, status styling, collapsing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .labels import escape_text
+from .model import STATUS_VOCABULARY, Canvas, Subgraph
+from .parser import parse
+from .patch import Patch, rewrite_chain
+from .repair import repair_text
+
+STATUS_STYLES = {
+    "done": "fill:#e3f4e1,stroke:#3b8b3b,color:#1d3d1d",
+    "doing": "fill:#fff4cc,stroke:#c49a00,color:#3d3000,stroke-width:2px",
+    "todo": "fill:#eef2f7,stroke:#7b8794,color:#1f2933",
+    "paused": "fill:#ece6f5,stroke:#7d5ba6,color:#2f2140,stroke-dasharray:4 3",
+    "blocked": "fill:#fde2e2,stroke:#c0392b,color:#5a1a12",
+}
+REMOVED_FOR_MERMAID = ("meta", "fence")
+
+
+def render_body(text: str, collapse: Iterable[str] = ()) -> str:
+    """Mermaid-ready text; collapsed subgraphs become one summary node named by the subgraph id."""
+    doc = parse(text)
+    if doc.is_escaped_oneliner:
+        repaired = repair_text(text)
+        if repaired is not None:
+            doc = parse(repaired)
+    patch = Patch(doc)
+    hidden = _collapse_map(doc, set(collapse))
+    roots = {sub.id: sub for sub in doc.subgraphs if sub.id in set(hidden.values())}
+    seen: set[tuple[str, str]] = {
+        (e.source, e.target) for e in doc.edges if e.source not in hidden and e.target not in hidden
+    }
+    skip_until = 0
+    for statement in doc.statements:
+        if statement.line <= skip_until and statement.kind not in ("chain",):
+            patch.remove_statement(statement)
+            continue
+        kind = statement.kind
+        if kind in REMOVED_FOR_MERMAID:
+            patch.remove_statement(statement)
+        elif kind == "subgraph" and statement.name in roots:
+            sub = roots[statement.name]
+            skip_until = sub.line_end
+            patch.replace_statement(statement, [_summary_node(doc, sub, hidden)])
+        elif kind == "chain":
+            _render_chain(doc, patch, statement, hidden, seen)
+        elif kind in ("class", "style", "click") and set(statement.ids) & set(hidden):
+            patch.remove_statement(statement)
+    body = patch.apply().replace("\r\n", "\n").lstrip("\ufeff").rstrip("\n")
+    return "\n".join([body, *_status_lines(doc, hidden)]) + "\n"
+
+
+def _render_chain(
+    doc: Canvas,
+    patch: Patch,
+    statement,  # noqa: ANN001
+    hidden: dict[str, str],
+    seen: set[tuple[str, str]],
+) -> None:
+    text = doc.text
+    overrides: dict[int, str] = {}
+    for group in statement.groups:
+        for ref in group:
+            if ref.id in hidden:
+                continue
+            if ref.label_raw is not None and '\\"' in ref.label_raw:
+                overrides[ref.start] = text[ref.start : ref.end].replace('\\"', "#quot;")
+    escaped_links = any("&" in link.raw for link in statement.links)
+    if not (overrides or escaped_links or any(r.id in hidden for g in statement.groups for r in g)):
+        return
+    new = rewrite_chain(
+        doc,
+        statement,
+        keep_edge=lambda *_: True,
+        rename=hidden,
+        drop_nodes=set(),
+        overrides=overrides,
+        seen=seen,
+    )
+    if new is None:
+        new = [text[statement.start : statement.stop]]
+    if escaped_links:
+        new = [line.replace("&gt;", ">").replace("&lt;", "<") for line in new]
+    patch.replace_statement(statement, new)
+
+
+def _collapse_map(doc: Canvas, chosen: set[str]) -> dict[str, str]:
+    """Node id -> id of the outermost chosen subgraph that contains it."""
+    by_id = {sub.id: sub for sub in doc.subgraphs}
+    hidden: dict[str, str] = {}
+    for node in doc.nodes.values():
+        root = None
+        current = node.subgraph
+        while current is not None and current in by_id:
+            if current in chosen:
+                root = current
+            current = by_id[current].parent
+        if root is not None:
+            hidden[node.id] = root
+    for sub in doc.subgraphs:  # an empty chosen subgraph still collapses to its node
+        if sub.id in chosen and sub.id not in hidden.values():
+            outer = sub.parent
+            while outer is not None and outer not in chosen:
+                outer = by_id[outer].parent if outer in by_id else None
+            if outer is None:
+                hidden[f"\x00{sub.id}"] = sub.id
+    return hidden
+
+
+def _summary_node(doc: Canvas, sub: Subgraph, hidden: dict[str, str]) -> str:
+    members = [doc.nodes[n] for n, root in hidden.items() if root == sub.id and n in doc.nodes]
+    counts: dict[str, int] = {}
+    for node in members:
+        if node.fields.status:
+            counts[node.fields.status] = counts.get(node.fields.status, 0) + 1
+    detail = ", ".join(f"{n} {s}" for s, n in counts.items())
+    noun = "node" if len(members) == 1 else "nodes"
+    label = escape_text(sub.title or sub.id) + f"<br/>{len(members)} {noun}"
+    if detail:
+        label += " · " + escape_text(detail)
+    return f'{sub.id}[["{label}"]]'
+
+
+def _status_lines(doc: Canvas, hidden: dict[str, str]) -> list[str]:
+    groups: dict[str, list[str]] = {status: [] for status in STATUS_VOCABULARY}
+    for node in doc.nodes.values():
+        if node.id not in hidden and node.fields.status in groups:
+            groups[node.fields.status].append(node.id)
+    for root in sorted(set(hidden.values())):
+        statuses = [
+            doc.nodes[n].fields.status for n, r in hidden.items() if r == root and n in doc.nodes
+        ]
+        for status in ("blocked", "doing", "paused", "todo", "done"):
+            if status in statuses:
+                groups[status].append(root)
+                break
+    defined = {s.name for s in doc.statements if s.kind == "classDef"}
+    classed = {(i, s.name) for s in doc.statements if s.kind == "class" for i in s.ids}
+    lines: list[str] = []
+    for status, all_ids in groups.items():
+        ids = [i for i in all_ids if (i, status) not in classed]
+        if not ids:
+            continue
+        if status not in defined:
+            lines.append(f"classDef {status} {STATUS_STYLES[status]}")
+        lines.append(f"class {','.join(ids)} {status}")
+    return lines
