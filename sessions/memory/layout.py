@@ -84,23 +84,31 @@ def _mmds(folder: Path) -> list[Path]:
     return [p for p in _files(folder / "mmds") if p.name.endswith(".mmd")]
 
 
-def is_agent_folder(path: Path) -> bool:
-    """An upstream-style agent folder: offload files, state, registry, or the refs/+mmds/ pair."""
-    path = Path(path)
-    if not path.is_dir() or is_ignored_name(path.name):
-        return False
-    entries = _entries(path)
+def _has_agent_markers(entries: list[os.DirEntry[str]]) -> bool:
     names = {e.name for e in entries}
-    if any(
-        e.is_dir() and e.name not in AGENT_SUBDIRS and is_agent_folder(Path(e.path))
-        for e in entries
-    ):
-        return False  # a data root that also holds legacy root-level files
     if STATE_FILE in names or REGISTRY_FILE in names:
         return True
     if any(is_offload_file_name(n) for n in names):
         return True
     return "refs" in names and "mmds" in names
+
+
+def is_agent_folder(path: Path) -> bool:
+    """An upstream-style agent folder: offload files, state, registry, or the refs/+mmds/ pair.
+
+    A folder whose own subfolders are agent folders is a data root instead (it may hold legacy
+    root-level offload files). Only one level down is looked at, so a huge tree is not walked.
+    """
+    path = Path(path)
+    if not path.is_dir() or is_ignored_name(path.name):
+        return False
+    entries = _entries(path)
+    if not _has_agent_markers(entries):
+        return False
+    return not any(
+        e.is_dir() and e.name not in AGENT_SUBDIRS and _has_agent_markers(_entries(Path(e.path)))
+        for e in entries
+    )
 
 
 def _is_server_session(path: Path) -> bool:
@@ -144,7 +152,7 @@ def _session_id(file_name: str) -> str:
     return file_name[len("offload-") : -len(".jsonl")]
 
 
-def _upstream_agent(path: Path, name: str | None = None) -> AgentFolder:
+def _upstream_agent(path: Path) -> AgentFolder:
     sessions: list[SessionFile] = []
     extras: list[Path] = []
     state_path = registry_path = None
@@ -162,7 +170,7 @@ def _upstream_agent(path: Path, name: str | None = None) -> AgentFolder:
     if not enhanced:
         enhanced = any(n.startswith(".offload-") for n in os.listdir(path) if ".tmp-" in n)
     return AgentFolder(
-        name=name or path.name,
+        name=path.name,
         path=path,
         variant="enhanced" if enhanced else "upstream",
         session_files=sessions,

@@ -148,3 +148,26 @@ def test_head_hash_covers_first_4096_bytes(tmp_path: Path) -> None:
     assert file_head_hash(path) == before == read_rows(path).head_hash
     path.write_bytes(b"b" + b"a" * 4999)
     assert file_head_hash(path) != before
+
+
+def test_lines_spanning_read_blocks_keep_exact_offsets(tmp_path: Path) -> None:
+    path = tmp_path / "offload-x.jsonl"
+    lines = [row_line(f"call_{i:05d}", note="数据" * (i % 7)).encode() for i in range(20_000)]
+    path.write_bytes(b"".join(lines))
+    assert path.stat().st_size > 1024 * 1024  # more than one read block
+    chunk = read_rows(path)
+    assert len(chunk.rows) == 20_000 and chunk.problems == []
+    data = path.read_bytes()
+    for row in chunk.rows[::997]:
+        assert data[row.offset :].startswith(f'{{"tool_call_id": "{row.tool_call_id}"'.encode())
+    assert chunk.end_offset == len(data) and chunk.next_line_no == 20_001
+
+
+def test_huge_unterminated_last_line_counts_only_when_final(tmp_path: Path) -> None:
+    path = tmp_path / "offload-x.jsonl"
+    path.write_bytes(row_line("a").encode() + b'{"tool_call_id":"b","x":"' + b"y" * 200_000)
+    held = read_rows(path, max_line_bytes=1024)
+    assert held.problems == [] and held.end_offset == len(row_line("a"))
+    final = read_rows(path, max_line_bytes=1024, final=True)
+    assert [(p.line_no, p.kind) for p in final.problems] == [(2, "corrupt")]
+    assert final.end_offset == path.stat().st_size
