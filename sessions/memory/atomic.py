@@ -86,7 +86,7 @@ def write_atomic(
         fd, temp = open_temp_beside(path, like=before)
         try:
             try:
-                _write_all(fd, data)
+                write_all(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -191,7 +191,7 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         written = os.write(fd, view)

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside
+from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
 
 MAX_RETRIES = 20
 PRECHECK_ROUNDS = 12
@@ -266,7 +266,7 @@ def _rewrite_once(
     temp_fd, temp = open_temp_beside(path, like=seen)
     try:
         try:
-            _write_all(temp_fd, out)
+            write_all(temp_fd, out)
             os.fsync(temp_fd)
             # Checked after the (slow) fsync, so the window before the rename stays short.
             for _ in range(PRECHECK_ROUNDS):
@@ -337,7 +337,7 @@ def _recover_late_writes(
             ) from None
         append_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
-            _write_all(append_fd, late)
+            write_all(append_fd, late)
         finally:
             os.close(append_fd)
         more = 0
@@ -398,9 +398,3 @@ def _pread_all(fd: int, offset: int = 0) -> bytes:
             return b"".join(chunks)
         chunks.append(chunk)
         offset += len(chunk)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]

@@ -29,7 +29,8 @@ def memviz_temps(folder: Path) -> list[str]:
 def test_merge_rewrites_only_matching_rows_across_sessions(agent_a: Path) -> None:
     before = {name: lines_of(agent_a / name) for name in (FILE_A1, FILE_A2)}
 
-    result = remap_rows(agent_a, node_map={"002-N3": "002-N2", "001-N3": "001-N2"})
+    merge = {"002-N3": "002-N2", "001-N3": "001-N2"}
+    result = remap_rows(agent_a, node_map=merge)
 
     assert result.rows_changed == 2
     assert sorted(result.files_changed) == sorted([FILE_A1, FILE_A2])
@@ -42,7 +43,7 @@ def test_merge_rewrites_only_matching_rows_across_sessions(agent_a: Path) -> Non
                 continue
             old_row, new_row = json.loads(old), json.loads(new)
             assert list(new_row) == list(old_row)  # key order kept
-            assert new_row["node_id"] == {"002-N3": "002-N2", "001-N3": "001-N2"}[old_row["node_id"]]
+            assert new_row["node_id"] == merge[old_row["node_id"]]
             assert {k: v for k, v in new_row.items() if k != "node_id"} == {
                 k: v for k, v in old_row.items() if k != "node_id"
             }

@@ -1,0 +1,185 @@
+"""Setting the agent's active canvas in `state.json`, and rendering the block the agent will see.
+
+The edit keeps every other byte of `state.json`: only the JSON values of `activeMmdFile` and
+`activeMmdId` (`active_mmd_file` / `active_mmd_id` in the Go variant) are replaced in the text.
+When a key is missing, the file is re-serialised in its own style (indentation, key order,
+trailing newline or not). `mmdCounter` is never touched, so it is never lowered.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from sessions.memory.atomic import PreconditionFailed, sha256_bytes, write_atomic
+
+CANVAS_BUDGET_CHARS = 4000
+
+_CAMEL_KEYS = ("activeMmdFile", "activeMmdId")
+_SNAKE_KEYS = ("active_mmd_file", "active_mmd_id")
+_PREFIX = re.compile(r"^\d+-")
+_CJK = re.compile(
+    "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
+    "\U00020000-\U0002fa1f]"
+)
+
+
+def canvas_label(mmd_file: str) -> str:
+    """`002-migrate-orders-api.mmd` → `migrate-orders-api` (what the plugin stores as the id)."""
+    name = mmd_file[: -len(".mmd")] if mmd_file.endswith(".mmd") else mmd_file
+    return _PREFIX.sub("", name)
+
+
+def set_active_canvas(state_path: Path, mmd_file: str, *, expect_hash: str | None = None) -> str:
+    """Make `mmd_file` (a bare name inside the sibling `mmds/`) the active canvas; returns the hash.
+
+    Raises ValueError for a name that is not a bare existing `.mmd` file, or for a `state.json`
+    the plugin could not read (it would reset it to defaults); `PreconditionFailed` when the file
+    changed since `expect_hash` was taken. Nothing is written in any of those cases.
+    """
+    state_path = Path(state_path)
+    _check_canvas_name(state_path.parent / "mmds", mmd_file)
+    raw = state_path.read_bytes()
+    if expect_hash is not None and sha256_bytes(raw) != expect_hash:
+        raise PreconditionFailed(state_path, expect_hash, sha256_bytes(raw))
+    text = _decode_state(raw)
+    state = json.loads(text)
+    file_key, id_key = _SNAKE_KEYS if _is_snake(state) else _CAMEL_KEYS
+    values = {file_key: mmd_file, id_key: canvas_label(mmd_file)}
+    new_text = _replace_values(text, values)
+    if new_text is None:
+        new_text = _reserialise(text, state | values)
+    return write_atomic(state_path, new_text.encode("utf-8"), expect_hash=sha256_bytes(raw))
+
+
+def _check_canvas_name(mmds: Path, mmd_file: str) -> None:
+    if (
+        not isinstance(mmd_file, str)
+        or not mmd_file
+        or "/" in mmd_file
+        or "\\" in mmd_file
+        or "\x00" in mmd_file
+        or mmd_file.startswith(".")
+        or not mmd_file.endswith(".mmd")
+    ):
+        raise ValueError(f"{mmd_file!r} is not a bare .mmd file name inside mmds/")
+    candidate = mmds / mmd_file
+    if candidate.is_symlink() or not candidate.is_file():
+        raise ValueError(f"mmds/{mmd_file} does not exist; the agent would get no canvas")
+
+
+def _decode_state(raw: bytes) -> str:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise ValueError("state.json starts with a BOM; the plugin would reset it to defaults")
+    try:
+        text = raw.decode("utf-8")
+        state = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ValueError(f"state.json is not valid JSON ({error}); nothing was written") from None
+    if not isinstance(state, dict):
+        raise ValueError("state.json is not a JSON object; nothing was written")
+    return text
+
+
+def _is_snake(state: dict) -> bool:
+    if any(key in state for key in _CAMEL_KEYS):
+        return False
+    return any(key in state for key in (*_SNAKE_KEYS, "mmd_counter", "last_session_key"))
+
+
+def _replace_values(text: str, values: dict[str, object]) -> str | None:
+    """Swap the value text of each top-level key; None when a key is missing (or duplicated)."""
+    try:
+        spans = _top_level_value_spans(text)
+    except (ValueError, IndexError):
+        return None
+    found = {key: [span for name, span in spans if name == key] for key in values}
+    if any(len(places) != 1 for places in found.values()):
+        return None
+    edits = sorted(((found[key][0], value) for key, value in values.items()), reverse=True)
+    for (start, end), value in edits:
+        text = text[:start] + json.dumps(value, ensure_ascii=False) + text[end:]
+    return text
+
+
+def _top_level_value_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
+    decoder = json.JSONDecoder()
+    spans = []
+    index = _skip_space(text, 0)
+    if text[index] != "{":
+        raise ValueError("not an object")
+    index = _skip_space(text, index + 1)
+    while text[index] != "}":
+        key, index = json.decoder.scanstring(text, index + 1)
+        index = _skip_space(text, index)
+        index = _skip_space(text, index + 1)  # the colon
+        _, end = decoder.raw_decode(text, index)
+        spans.append((key, (index, end)))
+        index = _skip_space(text, end)
+        if text[index] == ",":
+            index = _skip_space(text, index + 1)
+    return spans
+
+
+def _skip_space(text: str, index: int) -> int:
+    while text[index] in " \t\r\n":
+        index += 1
+    return index
+
+
+def _reserialise(text: str, state: dict) -> str:
+    """Write `state` the way this file was written: its indent, ASCII escaping and final newline."""
+    indent_match = re.search(r"\n([ \t]+)\"", text)
+    indent: str | int | None = indent_match.group(1) if indent_match else None
+    if isinstance(indent, str) and set(indent) == {" "}:
+        indent = len(indent)
+    ascii_only = bool(re.search(r"\\u[0-9a-fA-F]{4}", text)) and text.isascii()
+    body = json.dumps(state, ensure_ascii=ascii_only, indent=indent)
+    return body + ("\n" if text.endswith("\n") else "")
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count for the preview: each CJK character ≈ 1 token, other text ≈ 4 chars.
+
+    Tokenisers differ; this matches common BPE behaviour closely enough to compare a canvas with
+    the plugin's budget, which is stated in characters anyway.
+    """
+    cjk = len(_CJK.findall(text))
+    other = len(text) - cjk
+    return cjk + (other + 3) // 4
+
+
+def resume_block(agent_name: str, mmd_file: str, mmd_text: str, task_goal: str) -> str:
+    """The `<current_task_context>` message the plugin injects for the active canvas.
+
+    The format reference lists the parts and their order but not the preamble's exact wording,
+    so the Chinese sentences here are a faithful rendition, not the plugin's verbatim text. The
+    structure is as the plugin builds it: preamble, `**任务目标:**` (left out when empty),
+    `**任务文件:**`, the node-index hint, the raw file in a mermaid fence, the doing-node reminder.
+    `agent_name` names the folder in the hint, which the plugin itself never tells the agent.
+    """
+    lines = [
+        "<current_task_context>",
+        "以下是你当前正在执行的任务的上下文地图（由系统根据之前的工具调用自动整理）。"
+        "请基于它继续工作，不要重复已经完成的步骤。",
+        "",
+    ]
+    if task_goal:
+        lines.append(f"**任务目标:** {task_goal}")
+    lines.append(f"**任务文件:** {mmd_file}")
+    lines += [
+        "",
+        f"节点索引：每个节点 id（如 `001-N3`）对应 offload-<sessionId>.jsonl（位于记忆目录 "
+        f"{agent_name}/ 下）中 node_id 相同的行，行中的 result_ref 指向保存原始工具结果的 "
+        "refs/*.md 文件；需要细节时按 节点 → 行 → ref 的顺序查阅。",
+        "",
+        "```mermaid",
+        mmd_text,
+        "```",
+        "",
+        "提醒：status 为 doing 的节点是你当前的工作重点。",
+        "</current_task_context>",
+    ]
+    return "\n".join(lines)
