@@ -1,0 +1,43 @@
+# memviz: `make run` installs everything and starts the app; `make test` runs the whole suite.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+APT_TEST_PACKAGES := chromium redis-server postgresql fonts-noto-cjk
+
+.PHONY: run test setup test-deps lint bench-quick clean
+
+run: setup
+	$(BIN)/python manage.py run
+
+setup: $(VENV)/.installed static/vendor/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+static/vendor/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	$(BIN)/python scripts/vendor_assets.py
+	touch $@
+
+# System packages the tests drive for real (Debian; the tests run as root on a fresh machine).
+test-deps:
+	@missing=""; for p in $(APT_TEST_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+test: test-deps setup lint
+	scripts/run_tests.sh
+
+bench-quick: setup
+	scripts/run_benches.sh --quick
+
+clean:
+	rm -rf $(VENV) node_modules static/vendor var

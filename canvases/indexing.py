@@ -1,0 +1,136 @@
+"""Index one .mmd file into Canvas/CanvasNode rows and record changes seen on disk as revisions."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from canvases.mermaid import Canvas as ParsedCanvas
+from canvases.mermaid import content_hash, parse
+from canvases.models import Canvas, CanvasNode, Revision
+from sessions.models import Agent
+
+NUMBER_PREFIX = re.compile(r"^(\d+)-")
+NUMBER_SUFFIX = re.compile(r"-(\d+)\.mmd$")
+
+
+def canvas_number_and_label(filename: str) -> tuple[int | None, str]:
+    """``003-k8s.mmd`` → (3, "k8s"); the ports' ``label-003.mmd`` → (3, "label")."""
+    stem = filename[:-4] if filename.endswith(".mmd") else filename
+    match = NUMBER_PREFIX.match(filename)
+    if match:
+        return int(match.group(1)), stem[match.end() :]
+    match = NUMBER_SUFFIX.search(filename)
+    if match:
+        return int(match.group(1)), stem[: match.start()]
+    return None, stem
+
+
+def read_text(path: Path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def canvas_apply_text(
+    canvas: Canvas, text: str, doc: ParsedCanvas | None = None, *, size: int | None = None
+) -> None:
+    """Refresh a canvas row and its nodes from the text now on disk (does not save revisions)."""
+    doc = doc or parse(text)
+    canvas.text = text
+    canvas.content_hash = content_hash(text)
+    canvas.size = len(text.encode("utf-8")) if size is None else size
+    canvas.task_goal = doc.meta.task_goal or ""
+    canvas.progress = doc.meta.progress
+    canvas.created_time = (doc.meta.created or "")[:64]
+    canvas.updated_time = (doc.meta.updated or "")[:64]
+    counts: dict[str, int] = {}
+    for node in doc.nodes.values():
+        if node.fields.status:
+            counts[node.fields.status] = counts.get(node.fields.status, 0) + 1
+    canvas.status_counts = counts
+    canvas.node_count = len(doc.nodes)
+    canvas.edge_count = len(doc.edges)
+    canvas.problems = [
+        {"line": p.line, "col": p.col, "message": p.message, "severity": p.severity}
+        for p in doc.problems
+    ]
+    canvas.has_errors = doc.has_errors
+    canvas.save()
+    CanvasNode.objects.filter(canvas=canvas).delete()
+    CanvasNode.objects.bulk_create(
+        [
+            CanvasNode(
+                canvas=canvas,
+                agent_id=canvas.agent_id,
+                node_id=node.id,
+                position=position,
+                title=node.fields.title or node.label,
+                status=(node.fields.status or "")[:100],
+                summary=node.fields.summary or "",
+                timestamp=(node.fields.timestamp or "")[:64],
+                shape=node.shape,
+                subgraph=node.subgraph or "",
+            )
+            for position, node in enumerate(doc.nodes.values())
+        ]
+    )
+
+
+def revision_record(
+    canvas: Canvas,
+    *,
+    author: str,
+    op: str,
+    before_text: str,
+    after_text: str,
+    params: dict | None = None,
+    remaps: dict | None = None,
+    user=None,  # type: ignore[no-untyped-def]
+) -> Revision:
+    last = canvas.revisions.order_by("-number").values_list("number", flat=True).first() or 0
+    return Revision.objects.create(
+        canvas=canvas,
+        number=last + 1,
+        author=author,
+        user=user,
+        op=op,
+        params=params or {},
+        before_text=before_text,
+        after_text=after_text,
+        before_hash=content_hash(before_text) if before_text else "",
+        after_hash=content_hash(after_text),
+        remaps=remaps or {},
+    )
+
+
+def canvas_index_file(agent: Agent, path: Path) -> bool:
+    """Index ``path``; returns True when the canvas is new or its text changed on disk."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    canvas = Canvas.objects.filter(agent=agent, filename=path.name).first()
+    if canvas and canvas.size == st.st_size and canvas.mtime_ns == st.st_mtime_ns:
+        return False
+    text = read_text(path)
+    if canvas and canvas.content_hash == content_hash(text):
+        canvas.mtime_ns = st.st_mtime_ns
+        canvas.save(update_fields=["mtime_ns"])
+        return False
+    before = canvas.text if canvas else ""
+    if canvas is None:
+        number, label = canvas_number_and_label(path.name)
+        canvas = Canvas(agent=agent, filename=path.name, number=number, label=label)
+    canvas.mtime_ns = st.st_mtime_ns
+    canvas_apply_text(canvas, text, size=st.st_size)
+    revision_record(
+        canvas,
+        author="agent",
+        op="imported" if not before else "disk",
+        before_text=before,
+        after_text=text,
+    )
+    return True
+
+
+def canvas_remove_missing(agent: Agent, present: list[str]) -> None:
+    Canvas.objects.filter(agent=agent).exclude(filename__in=present).delete()

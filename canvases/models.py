@@ -1,0 +1,80 @@
+"""Task canvases (.mmd files) indexed per agent, their nodes, and the history of edits."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from sessions.models import Agent
+
+
+class Canvas(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="canvases")
+    filename = models.CharField(max_length=500)
+    number = models.IntegerField(null=True)
+    label = models.CharField(max_length=500, blank=True, default="")
+    task_goal = models.TextField(blank=True, default="")
+    progress = models.IntegerField(null=True)
+    created_time = models.CharField(max_length=64, blank=True, default="")
+    updated_time = models.CharField(max_length=64, blank=True, default="")
+    content_hash = models.CharField(max_length=64)
+    text = models.TextField(blank=True, default="")
+    size = models.IntegerField(default=0)
+    mtime_ns = models.BigIntegerField(default=0)
+    node_count = models.IntegerField(default=0)
+    edge_count = models.IntegerField(default=0)
+    status_counts = models.JSONField(default=dict)
+    problems = models.JSONField(default=list)
+    has_errors = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["agent", "filename"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "filename"], name="uniq_agent_canvas")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug}/{self.filename}"
+
+
+class CanvasNode(models.Model):
+    canvas = models.ForeignKey(Canvas, on_delete=models.CASCADE, related_name="nodes")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="canvas_nodes")
+    node_id = models.CharField(max_length=300)
+    position = models.IntegerField(default=0)
+    title = models.TextField(blank=True, default="")
+    status = models.CharField(max_length=100, blank=True, default="")
+    summary = models.TextField(blank=True, default="")
+    timestamp = models.CharField(max_length=64, blank=True, default="")
+    shape = models.CharField(max_length=30, blank=True, default="")
+    subgraph = models.CharField(max_length=300, blank=True, default="")
+
+    class Meta:
+        ordering = ["canvas", "position"]
+        indexes = [models.Index(fields=["agent", "node_id"], name="node_agent_id")]
+
+
+class Revision(models.Model):
+    """One change of a canvas: a human edit through memviz, or a rewrite seen on disk ("agent")."""
+
+    canvas = models.ForeignKey(Canvas, on_delete=models.CASCADE, related_name="revisions")
+    number = models.IntegerField()
+    author = models.CharField(max_length=150)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    op = models.CharField(max_length=40)
+    params = models.JSONField(default=dict)
+    before_text = models.TextField(blank=True, default="")
+    after_text = models.TextField(blank=True, default="")
+    before_hash = models.CharField(max_length=64, blank=True, default="")
+    after_hash = models.CharField(max_length=64)
+    remaps = models.JSONField(default=dict)
+    undone = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["canvas", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["canvas", "number"], name="uniq_canvas_revision")
+        ]

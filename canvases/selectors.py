@@ -1,0 +1,154 @@
+"""Page contexts for a canvas and for one node of it (rows across sessions, refs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.db.models import Count
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from canvases.indexing import canvas_index_file
+from canvases.mermaid import Canvas as ParsedCanvas
+from canvases.mermaid import parse, render_body
+from canvases.models import Canvas
+from sessions.memory.paths import UnsafePath, confine
+from sessions.models import Agent, Row
+from sessions.selectors import rows_json
+
+OVERVIEW_NODES = 40
+STATUSES = ("done", "doing", "todo", "paused", "blocked")
+
+
+def canvas_path(agent: Agent, filename: str) -> Path:
+    return confine(Path(agent.path), f"mmds/{filename}")
+
+
+def canvas_get(agent: Agent, filename: str) -> Canvas:
+    """The canvas, re-indexed first if its file changed on disk since the last ingest."""
+    try:
+        path = canvas_path(agent, filename)
+    except UnsafePath as exc:
+        raise Http404(str(exc)) from exc
+    if path.is_file():
+        canvas_index_file(agent, path)
+    return get_object_or_404(Canvas, agent=agent, filename=filename)
+
+
+def node_aliases(node_id: str) -> list[str]:
+    """Row ``node_id`` values that mean this node (the Go port draws ``n_001-N1`` for ``001-N1``)."""
+    return [node_id, node_id[2:]] if node_id.startswith("n_") else [node_id]
+
+
+def row_counts(agent: Agent, doc: ParsedCanvas) -> dict[str, int]:
+    alias_to_node = {alias: nid for nid in doc.nodes for alias in node_aliases(nid)}
+    counts = (
+        Row.objects.filter(agent=agent, node_id__in=list(alias_to_node))
+        .values("node_id")
+        .annotate(n=Count("id"))
+    )
+    out: dict[str, int] = {}
+    for item in counts:
+        node = alias_to_node[item["node_id"]]
+        out[node] = out.get(node, 0) + item["n"]
+    return out
+
+
+def default_collapsed(doc: ParsedCanvas) -> list[str]:
+    """A large canvas opens as an overview: its top-level subgraphs collapsed."""
+    if len(doc.nodes) <= OVERVIEW_NODES:
+        return []
+    return [s.id for s in doc.subgraphs if s.parent is None]
+
+
+def parse_collapsed(raw: str | None, doc: ParsedCanvas) -> list[str]:
+    if raw is None:
+        return default_collapsed(doc)
+    known = {s.id for s in doc.subgraphs}
+    return [s for s in raw.split(",") if s in known]
+
+
+def canvas_detail(agent: Agent, canvas: Canvas, collapsed_param: str | None) -> dict[str, Any]:
+    doc = parse(canvas.text)
+    collapsed = parse_collapsed(collapsed_param, doc)
+    counts = row_counts(agent, doc)
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "active": canvas.filename == agent.active_mmd_file,
+        "content_hash": canvas.content_hash,
+        "meta": {
+            "form": doc.meta.form,
+            "task_goal": doc.meta.task_goal,
+            "progress": doc.meta.progress,
+            "created": doc.meta.created,
+            "updated": doc.meta.updated,
+            "values": doc.meta.values,
+        },
+        "header": doc.header,
+        "direction": doc.direction,
+        "status_counts": canvas.status_counts,
+        "nodes": [
+            {
+                "id": n.id,
+                "label": n.label,
+                "title": n.fields.title,
+                "status": n.fields.status,
+                "summary": n.fields.summary,
+                "timestamp": n.fields.timestamp,
+                "extra": n.fields.extra,
+                "shape": n.shape,
+                "subgraph": n.subgraph,
+                "line": n.line,
+                "rows": counts.get(n.id, 0),
+            }
+            for n in doc.nodes.values()
+        ],
+        "edges": [
+            {"source": e.source, "target": e.target, "label": e.label, "kind": e.kind}
+            for e in doc.edges
+        ],
+        "subgraphs": [
+            {"id": s.id, "title": s.title, "parent": s.parent, "nodes": list(s.node_ids)}
+            for s in doc.subgraphs
+        ],
+        "collapsed": collapsed,
+        "problems": canvas.problems,
+        "has_errors": canvas.has_errors,
+        "escaped_oneliner": doc.is_escaped_oneliner,
+        "render_body": render_body(canvas.text, collapse=collapsed),
+        "raw": canvas.text,
+    }
+
+
+def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
+    doc = parse(canvas.text)
+    node = doc.nodes.get(node_id)
+    if node is None:
+        raise Http404(f"no node {node_id!r} in {canvas.filename}")
+    rows = list(
+        Row.objects.filter(agent=agent, node_id__in=node_aliases(node_id))
+        .select_related("session")
+        .order_by("timestamp", "session__session_id", "line_no")
+    )
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "node": {
+            "id": node.id,
+            "label": node.label,
+            "title": node.fields.title,
+            "phase": node.fields.phase,
+            "action": node.fields.action,
+            "status": node.fields.status,
+            "summary": node.fields.summary,
+            "timestamp": node.fields.timestamp,
+            "extra": node.fields.extra,
+            "shape": node.shape,
+            "subgraph": node.subgraph,
+            "line": node.line,
+        },
+        "rows": rows_json(agent, rows),
+    }

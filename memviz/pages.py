@@ -1,0 +1,55 @@
+"""One context, two renderings: every page answers HTML, an htmx partial, or JSON (?format=json)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+
+
+def wants_json(request: HttpRequest) -> bool:
+    return request.GET.get("format") == "json"
+
+
+def json_response(data: Any, status: int = 200) -> JsonResponse:
+    return JsonResponse(
+        data,
+        status=status,
+        safe=False,
+        encoder=DjangoJSONEncoder,
+        json_dumps_params={"ensure_ascii": False, "indent": 1},
+    )
+
+
+def render_page(
+    request: HttpRequest,
+    template: str,
+    data: dict[str, Any],
+    *,
+    extra: dict[str, Any] | None = None,
+    partial: str | None = None,
+) -> HttpResponse:
+    """Render ``data`` as JSON or through ``template`` (its ``partial`` for htmx requests).
+
+    ``data`` is the JSON twin; ``extra`` holds template-only helpers (model objects, forms).
+    """
+    if wants_json(request):
+        return json_response(data)
+    context = {**data, **(extra or {}), "json_url": _json_url(request)}
+    name = template
+    if partial and getattr(request, "htmx", False) and not request.htmx.history_restore_request:
+        name = f"{template}#{partial}"
+    return render(request, name, context)
+
+
+def _json_url(request: HttpRequest) -> str:
+    query = request.GET.copy()
+    query["format"] = "json"
+    return f"{request.path}?{query.urlencode()}"
+
+
+def to_json_text(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, cls=DjangoJSONEncoder)

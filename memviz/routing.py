@@ -1,0 +1,3 @@
+"""Websocket routes (live pages and the push stream)."""
+
+websocket_urlpatterns: list = []

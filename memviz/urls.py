@@ -1,0 +1,24 @@
+"""URL map: agents → sessions / canvases → nodes → refs; every page also answers ?format=json."""
+
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from canvases import views as canvas_views
+from sessions import views as session_views
+
+urlpatterns = [
+    path("", session_views.home, name="home"),
+    path("search/", session_views.search_page, name="search"),
+    path("ingest/", session_views.ingest_view, name="ingest"),
+    path("upload/", session_views.upload_view, name="upload"),
+    path("jobs/<int:job_id>/", session_views.job_page, name="job"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("admin/", admin.site.urls),
+    path("a/<str:agent>/", session_views.agent_page, name="agent"),
+    path("a/<str:agent>/s/<str:session>/", session_views.session_page, name="session"),
+    path("a/<str:agent>/c/<str:canvas>/", canvas_views.canvas_page, name="canvas"),
+    path("a/<str:agent>/c/<str:canvas>/n/<str:node>/", canvas_views.node_panel, name="node"),
+    path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
+]

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs the whole suite: starts a real redis-server and PostgreSQL on loopback for the tests that
+# need them, runs pytest on SQLite, again on PostgreSQL + Redis, then each benchmark in quick mode.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=.venv/bin
+WORK=$(mktemp -d /tmp/memviz-test.XXXXXX)
+chmod 755 "$WORK"
+PIDS=()
+cleanup() {
+  for pid in "${PIDS[@]:-}"; do [ -n "$pid" ] && kill "$pid" 2>/dev/null || true; done
+  if [ -d "$WORK/pg" ]; then su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D $WORK/pg -m fast stop" >/dev/null 2>&1 || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+free_port() { $BIN/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# Redis on loopback, no persistence.
+REDIS_PORT=$(free_port)
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+export MEMVIZ_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+
+# PostgreSQL in a throw-away cluster owned by the postgres user (it refuses to run as root).
+PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+PG_PORT=$(free_port)
+mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
+su postgres -s /bin/sh -c "$PG_BIN/initdb -D $WORK/pg -A trust -U postgres >/dev/null"
+su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D $WORK/pg -o '-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c fsync=off' -l $WORK/pg.log -w start >/dev/null"
+export MEMVIZ_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/memviz"
+
+export MEMVIZ_VAR_DIR="$WORK/var"
+mkdir -p artifacts
+
+echo "== pytest (SQLite, in-memory channel layer, filesystem Celery broker)"
+$BIN/pytest -q tests
+
+echo "== pytest (PostgreSQL + Redis: database, channel layer and Celery broker)"
+DATABASE_URL="$MEMVIZ_TEST_POSTGRES_URL" REDIS_URL="$MEMVIZ_TEST_REDIS_URL" \
+  $BIN/pytest -q -m "database and not browser" tests
+
+echo "== benchmarks (quick mode)"
+scripts/run_benches.sh --quick

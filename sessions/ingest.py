@@ -1,0 +1,400 @@
+"""The ingest service: index a data root (or one agent folder) into the database, incrementally.
+
+A file whose size and mtime are unchanged is skipped; an offload JSONL that only grew is read from
+its last byte offset (checked by a hash of the prefix already read); anything else is re-read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from django.db import connection, transaction
+from django.db.models import Count, Func, IntegerField, Q, Sum
+from django.utils import timezone
+
+from canvases.indexing import canvas_index_file, canvas_remove_missing
+from sessions.memory.jsonl import JsonlChunk, read_rows
+from sessions.memory.layout import AgentFolder, SessionFile, discover_agents
+from sessions.memory.refs import read_ref_info
+from sessions.memory.state import active_mmd_file, read_registry, read_state
+from sessions.models import Agent, AgentSession, Ref, Row, TrackedFile
+
+log = logging.getLogger(__name__)
+
+KNOWN_ROW_KEYS = frozenset(
+    {
+        "tool_call_id",
+        "tool_call",
+        "summary",
+        "score",
+        "node_id",
+        "result_ref",
+        "offloaded",
+        "timestamp",
+    }
+)
+ROW_BATCH = 5000
+
+
+@dataclass
+class IngestReport:
+    agents: list[str] = field(default_factory=list)
+    files_read: int = 0
+    files_skipped: int = 0
+    rows_added: int = 0
+    sessions_reread: int = 0
+    refs_indexed: int = 0
+    canvases_changed: int = 0
+    problems: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class IngestProgress:
+    done: int
+    total: int
+    message: str
+
+
+ProgressFn = Callable[[IngestProgress], None]
+
+
+def agent_slug_for(folder_name: str, path: Path) -> str:
+    """The stable URL slug of an agent folder.
+
+    The folder name, unless another folder of that name is indexed already: then the name plus
+    "--" and the first 6 hex digits of the SHA-1 of the folder's absolute path.
+    """
+    taken = Agent.objects.filter(slug=folder_name).exclude(path=str(path)).exists()
+    if not taken:
+        return folder_name
+    return f"{folder_name}--{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
+
+
+def agent_for_folder(folder: AgentFolder, root: Path) -> Agent:
+    path = folder.path.resolve()
+    agent = Agent.objects.filter(path=str(path)).first()
+    if agent is None:
+        agent = Agent.objects.create(
+            slug=agent_slug_for(folder.name, path),
+            name=folder.name,
+            path=str(path),
+            root=str(root.resolve()),
+            variant=folder.variant,
+        )
+    return agent
+
+
+def ingest_path(path: Path, *, progress: ProgressFn | None = None) -> IngestReport:
+    """Index every agent folder found at ``path`` (a data root or one agent folder)."""
+    started = time.perf_counter()
+    report = IngestReport()
+    folders = discover_agents(path)
+    total = sum(len(f.session_files) + len(f.mmd_files) + 2 for f in folders)
+    done = 0
+
+    def tick(message: str) -> None:
+        nonlocal done
+        done += 1
+        if progress is not None:
+            progress(IngestProgress(done=done, total=total, message=message))
+
+    for folder in folders:
+        with transaction.atomic():
+            agent = agent_for_folder(folder, path)
+            ingest_agent(agent, folder, report, tick)
+        report.agents.append(agent.slug)
+    report.seconds = round(time.perf_counter() - started, 3)
+    if progress is not None:
+        progress(IngestProgress(done=total, total=total, message="done"))
+    return report
+
+
+def ingest_agent(
+    agent: Agent, folder: AgentFolder, report: IngestReport, tick: Callable[[str], None]
+) -> None:
+    state = read_state(folder.state_path)
+    agent.state_data = state.data
+    agent.state_error = state.error or ""
+    agent.active_mmd_file = active_mmd_file(state) or ""
+    entries, registry_error = read_registry(folder.registry_path, folder.path)
+    agent.registry_error = registry_error or ""
+    keys_by_session = {e.session_id: e.session_key for e in entries}
+    tick(f"{agent.slug}: state")
+
+    seen_sessions: set[str] = set()
+    for session_file in folder.session_files:
+        seen_sessions.add(session_file.session_id)
+        ingest_session_file(agent, folder, session_file, keys_by_session, report)
+        tick(f"{agent.slug}: {session_file.path.name}")
+    AgentSession.objects.filter(agent=agent).exclude(session_id__in=seen_sessions).delete()
+    TrackedFile.objects.filter(agent=agent, kind="jsonl").exclude(
+        relpath__in=[_relpath(folder, s.path) for s in folder.session_files]
+    ).delete()
+
+    ingest_refs(agent, folder, report)
+    tick(f"{agent.slug}: refs")
+
+    for mmd in folder.mmd_files:
+        if canvas_index_file(agent, mmd):
+            report.canvases_changed += 1
+        tick(f"{agent.slug}: {mmd.name}")
+    canvas_remove_missing(agent, [m.name for m in folder.mmd_files])
+
+    agent_refresh_counts(agent)
+    agent.ingested_at = timezone.now()
+    agent.save()
+
+
+def _relpath(folder: AgentFolder, path: Path) -> str:
+    return os.path.relpath(path, folder.path)
+
+
+def prefix_hash(path: Path, length: int) -> str:
+    digest = hashlib.sha256()
+    remaining = length
+    with open(path, "rb") as handle:
+        while remaining > 0:
+            block = handle.read(min(remaining, 1 << 20))
+            if not block:
+                break
+            digest.update(block)
+            remaining -= len(block)
+    return digest.hexdigest()
+
+
+def ingest_session_file(
+    agent: Agent,
+    folder: AgentFolder,
+    session_file: SessionFile,
+    keys_by_session: dict[str, str],
+    report: IngestReport,
+) -> None:
+    relpath = _relpath(folder, session_file.path)
+    try:
+        st = session_file.path.stat()
+    except FileNotFoundError:
+        return
+    session, _ = AgentSession.objects.get_or_create(
+        agent=agent,
+        session_id=session_file.session_id,
+        defaults={"relpath": relpath},
+    )
+    session.relpath = relpath
+    session.session_key = keys_by_session.get(session_file.session_id, session.session_key)
+    tracked = TrackedFile.objects.filter(agent=agent, relpath=relpath).first()
+    if tracked and tracked.size == st.st_size and tracked.mtime_ns == st.st_mtime_ns:
+        report.files_skipped += 1
+        session.save()
+        return
+
+    appended = (
+        tracked is not None
+        and st.st_size >= tracked.offset
+        and prefix_hash(session_file.path, tracked.offset) == tracked.prefix_hash
+    )
+    if appended:
+        assert tracked is not None
+        chunk = read_rows(
+            session_file.path, start_offset=tracked.offset, start_line_no=tracked.line_no
+        )
+        problems = [p for p in session.problems if p.get("kind") != "partial"]
+    else:
+        Row.objects.filter(session=session).delete()
+        chunk = read_rows(session_file.path)
+        problems = []
+        if tracked is not None:
+            report.sessions_reread += 1
+    report.files_read += 1
+    rows_insert(agent, session, chunk)
+    report.rows_added += len(chunk.rows)
+    problems.extend(
+        {
+            "line_no": p.line_no,
+            "offset": p.offset,
+            "kind": p.kind,
+            "reason": p.reason,
+            "excerpt": p.excerpt,
+        }
+        for p in chunk.problems
+    )
+    if chunk.end_offset < st.st_size:
+        problems.append(
+            {
+                "line_no": chunk.next_line_no,
+                "offset": chunk.end_offset,
+                "kind": "partial",
+                "reason": "incomplete last line (no newline): corrupt, unless the agent is still writing it",
+                "excerpt": "",
+            }
+        )
+    report.problems += len(chunk.problems)
+    session.problems = problems
+    _session_refresh(session)
+    if tracked is None:
+        tracked = TrackedFile(agent=agent, relpath=relpath, kind="jsonl")
+    tracked.size = st.st_size
+    tracked.mtime_ns = st.st_mtime_ns
+    tracked.offset = chunk.end_offset
+    tracked.line_no = chunk.next_line_no
+    tracked.prefix_hash = prefix_hash(session_file.path, chunk.end_offset)
+    tracked.save()
+
+
+def _session_refresh(session: AgentSession) -> None:
+    rows = Row.objects.filter(session=session)
+    session.rows_count = rows.count()
+    first = rows.order_by("line_no").values_list("timestamp", flat=True).first()
+    last = rows.order_by("-line_no").values_list("timestamp", flat=True).first()
+    session.first_timestamp = first or ""
+    session.last_timestamp = last or ""
+    session.save()
+
+
+def _offloaded_text(value: object) -> str:
+    if value is None or value is False:
+        return ""
+    if value is True:
+        return "true"
+    return str(value)[:20]
+
+
+def rows_insert(agent: Agent, session: AgentSession, chunk: JsonlChunk) -> None:
+    """Bulk-insert rows with one executemany per batch: the ORM's per-object cost dominates at 100k."""
+    if not chunk.rows:
+        return
+    table = Row._meta.db_table
+    columns = (
+        "agent_id",
+        "session_id",
+        "line_no",
+        "offset",
+        "tool_call_id",
+        "normalized_id",
+        "tool_call",
+        "summary",
+        "score",
+        "node_id",
+        "result_ref",
+        "offloaded",
+        "timestamp",
+        "extra",
+    )
+    quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
+    sql = f"INSERT INTO {connection.ops.quote_name(table)} ({quoted}) VALUES ({', '.join(['%s'] * len(columns))})"
+    batch: list[tuple] = []
+    with connection.cursor() as cursor:
+        for row in chunk.rows:
+            extra = {k: v for k, v in row.data.items() if k not in KNOWN_ROW_KEYS}
+            batch.append(
+                (
+                    agent.pk,
+                    session.pk,
+                    row.line_no,
+                    row.offset,
+                    row.tool_call_id,
+                    row.normalized_id,
+                    row.tool_call,
+                    row.summary,
+                    row.score,
+                    row.node_id,
+                    row.result_ref,
+                    _offloaded_text(row.offloaded),
+                    row.timestamp,
+                    json.dumps(extra, ensure_ascii=False),
+                )
+            )
+            if len(batch) >= ROW_BATCH:
+                cursor.executemany(sql, batch)
+                batch.clear()
+        if batch:
+            cursor.executemany(sql, batch)
+
+
+def _ref_dirs(folder: AgentFolder) -> list[Path]:
+    return sorted({d for d in [folder.refs_dir, *folder.refs_dirs] if d.is_dir()})
+
+
+def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> None:
+    """Index ref files by name, size and header; bodies stay on disk."""
+    known = {r.name: r for r in Ref.objects.filter(agent=agent).only("name", "size", "mtime_ns")}
+    seen: set[str] = set()
+    new: list[Ref] = []
+    changed: list[Ref] = []
+    for refs_dir in _ref_dirs(folder):
+        with os.scandir(refs_dir) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.endswith(".md"):
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                name = os.path.relpath(entry.path, folder.path)
+                seen.add(name)
+                st = entry.stat(follow_symlinks=False)
+                ref = known.get(name)
+                if ref is not None and ref.size == st.st_size and ref.mtime_ns == st.st_mtime_ns:
+                    continue
+                info = read_ref_info(Path(entry.path))
+                fields = {
+                    "size": st.st_size,
+                    "mtime_ns": st.st_mtime_ns,
+                    "tool": (info.tool or "")[:200],
+                    "call_id": (info.call_id or "")[:300],
+                    "timestamp": (info.timestamp or "")[:64],
+                }
+                if ref is None:
+                    new.append(Ref(agent=agent, name=name, **fields))
+                else:
+                    for key, value in fields.items():
+                        setattr(ref, key, value)
+                    changed.append(ref)
+    Ref.objects.bulk_create(new, batch_size=ROW_BATCH)
+    if changed:
+        Ref.objects.bulk_update(
+            changed, ["size", "mtime_ns", "tool", "call_id", "timestamp"], batch_size=ROW_BATCH
+        )
+    gone = set(known) - seen
+    if gone:
+        Ref.objects.filter(agent=agent, name__in=gone).delete()
+    report.refs_indexed += len(new) + len(changed)
+
+
+class OctetLength(Func):
+    """Size in UTF-8 bytes (the compression figures compare bytes on disk, not characters)."""
+
+    function = "OCTET_LENGTH"
+    output_field = IntegerField()
+
+    def as_sqlite(self, compiler, connection, **extra):  # type: ignore[no-untyped-def]
+        return self.as_sql(compiler, connection, template="LENGTH(CAST(%(expressions)s AS BLOB))")
+
+
+def agent_refresh_counts(agent: Agent) -> None:
+    rows = Row.objects.filter(agent=agent)
+    agg = rows.aggregate(
+        n=Count("id"),
+        unmapped=Count("id", filter=Q(node_id__isnull=True) | Q(node_id="wait")),
+        summary_bytes=Sum(OctetLength("summary")),
+    )
+    agent.rows_count = agg["n"] or 0
+    agent.unmapped_count = agg["unmapped"] or 0
+    agent.summary_bytes = agg["summary_bytes"] or 0
+    refs = Ref.objects.filter(agent=agent).aggregate(n=Count("id"), size=Sum("size"))
+    agent.refs_count = refs["n"] or 0
+    agent.refs_bytes = refs["size"] or 0
+    canvases = agent.canvases.aggregate(n=Count("id"), size=Sum("size"))
+    agent.canvases_count = canvases["n"] or 0
+    agent.canvas_bytes = canvases["size"] or 0
+    sessions = agent.sessions.all()
+    agent.sessions_count = sessions.count()
+    agent.problems_count = sum(len(s.problems) for s in sessions)

@@ -1,0 +1,74 @@
+"""``manage.py run``: the embedded default — migrate, ingest, a Celery worker, the watcher, the server.
+
+Everything runs on this machine with no external server: SQLite, the filesystem Celery broker and
+an in-memory Channels layer (Redis and PostgreSQL take over when REDIS_URL / DATABASE_URL are set).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandParser
+
+
+class Command(BaseCommand):
+    help = "Start memviz: migrate, ingest the data root, start a Celery worker and the web server."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default=settings.BIND_HOST)
+        parser.add_argument("--port", type=int, default=int(os.environ.get("MEMVIZ_PORT", 8000)))
+        parser.add_argument("--no-worker", action="store_true", help="do not start a Celery worker")
+        parser.add_argument("--no-watch", action="store_true", help="do not follow the data root")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        call_command("migrate", verbosity=0)
+        root = Path(settings.MEMVIZ_DATA_ROOT)
+        self.stdout.write(f"data root: {root}")
+        if root.is_dir():
+            call_command("ingest", str(root))
+        children: list[subprocess.Popen] = []
+        if not options["no_worker"]:
+            children.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "celery",
+                        "-A",
+                        "memviz",
+                        "worker",
+                        "--pool=solo",
+                        "--concurrency=1",
+                        "--loglevel=WARNING",
+                    ],
+                    cwd=settings.BASE_DIR,
+                )
+            )
+        if not options["no_watch"] and root.is_dir():
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, "manage.py", "watch", str(root)], cwd=settings.BASE_DIR
+                )
+            )
+        self.stdout.write(f"memviz on http://{options['host']}:{options['port']}/")
+        try:
+            from daphne.cli import CommandLineInterface
+
+            CommandLineInterface().run(
+                ["-b", options["host"], "-p", str(options["port"]), "memviz.asgi:application"]
+            )
+        finally:
+            for child in children:
+                child.send_signal(signal.SIGTERM)
+            for child in children:
+                try:
+                    child.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    child.kill()

@@ -1,0 +1,137 @@
+"""The index of memory folders: agents, their sessions, offload rows, refs and tracked files.
+
+Files on disk are the source of truth; these tables hold what needs querying, never ref bodies.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Agent(models.Model):
+    slug = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=200)
+    path = models.CharField(max_length=1000, unique=True)
+    root = models.CharField(max_length=1000)
+    variant = models.CharField(max_length=20, default="upstream")
+    active_mmd_file = models.CharField(max_length=500, blank=True, default="")
+    state_error = models.TextField(blank=True, default="")
+    registry_error = models.TextField(blank=True, default="")
+    state_data = models.JSONField(default=dict)
+    # Figures for the agents list, refreshed at the end of every ingest of the agent.
+    sessions_count = models.IntegerField(default=0)
+    canvases_count = models.IntegerField(default=0)
+    rows_count = models.IntegerField(default=0)
+    unmapped_count = models.IntegerField(default=0)
+    problems_count = models.IntegerField(default=0)
+    refs_count = models.IntegerField(default=0)
+    refs_bytes = models.BigIntegerField(default=0)
+    summary_bytes = models.BigIntegerField(default=0)
+    canvas_bytes = models.BigIntegerField(default=0)
+    last_write_at = models.DateTimeField(null=True, blank=True)
+    ingested_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class AgentSession(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
+    session_id = models.CharField(max_length=300)
+    relpath = models.CharField(max_length=1000)
+    session_key = models.CharField(max_length=500, blank=True, default="")
+    rows_count = models.IntegerField(default=0)
+    problems = models.JSONField(default=list)
+    first_timestamp = models.CharField(max_length=64, blank=True, default="")
+    last_timestamp = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        ordering = ["agent", "session_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "session_id"], name="uniq_agent_session")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.slug}/{self.session_id}"
+
+
+class Row(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="rows")
+    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="rows")
+    line_no = models.IntegerField()
+    offset = models.BigIntegerField()
+    tool_call_id = models.CharField(max_length=300)
+    normalized_id = models.CharField(max_length=300)
+    tool_call = models.TextField(blank=True, default="")
+    summary = models.TextField(blank=True, default="")
+    score = models.FloatField(null=True)
+    node_id = models.CharField(max_length=300, null=True)
+    result_ref = models.CharField(max_length=1000, null=True)
+    offloaded = models.CharField(max_length=20, blank=True, default="")
+    timestamp = models.CharField(max_length=64, blank=True, default="")
+    extra = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["session", "line_no"]
+        indexes = [
+            models.Index(fields=["agent", "node_id"], name="row_agent_node"),
+            models.Index(fields=["session", "line_no"], name="row_session_line"),
+        ]
+
+
+class Ref(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="refs")
+    name = models.CharField(max_length=500)
+    size = models.BigIntegerField(default=0)
+    mtime_ns = models.BigIntegerField(default=0)
+    tool = models.CharField(max_length=200, blank=True, default="")
+    call_id = models.CharField(max_length=300, blank=True, default="")
+    timestamp = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        ordering = ["agent", "name"]
+        constraints = [models.UniqueConstraint(fields=["agent", "name"], name="uniq_agent_ref")]
+
+
+class TrackedFile(models.Model):
+    """Bookkeeping that makes re-ingest incremental: what was read of each file, up to where."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="tracked_files")
+    relpath = models.CharField(max_length=1000)
+    kind = models.CharField(max_length=20)
+    size = models.BigIntegerField(default=0)
+    mtime_ns = models.BigIntegerField(default=0)
+    offset = models.BigIntegerField(default=0)
+    line_no = models.IntegerField(default=1)
+    prefix_hash = models.CharField(max_length=64, blank=True, default="")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "relpath"], name="uniq_agent_file")]
+
+
+class IngestJob(models.Model):
+    """One ingest run, started from the command line or the web UI; its progress is polled."""
+
+    PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
+    path = models.CharField(max_length=1000)
+    status = models.CharField(max_length=20, default=PENDING)
+    total = models.IntegerField(default=0)
+    done = models.IntegerField(default=0)
+    message = models.TextField(blank=True, default="")
+    report = models.JSONField(default=dict)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else (100 if self.finished else 0)
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {self.DONE, self.FAILED}

@@ -1,0 +1,215 @@
+"""Agents, sessions, refs, search and ingest pages: thin views over selectors and services."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from memviz.pages import json_response, render_page, wants_json
+from sessions import selectors
+from sessions.archive import ArchiveError, unpack_archive
+from sessions.memory.paths import UnsafePath, confine
+from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
+from sessions.models import AgentSession, IngestJob, Ref
+from sessions.ref_render import code_to_html, markdown_to_html
+from sessions.tasks import ingest_task
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    data = selectors.agents_list()
+    data["data_root"] = str(settings.MEMVIZ_DATA_ROOT)
+    jobs = IngestJob.objects.all()[:5]
+    return render_page(request, "agent_sessions/home.html", data, extra={"jobs": jobs})
+
+
+@require_GET
+def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
+    obj = selectors.agent_get(agent)
+    data = selectors.agent_detail(obj)
+    unplaced = list(selectors.unplaced_rows(obj).select_related("session")[:200])
+    data["unplaced"] = selectors.rows_json(obj, unplaced)
+    return render_page(request, "agent_sessions/agent.html", data)
+
+
+@require_GET
+def session_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
+    obj = selectors.agent_get(agent)
+    sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
+    data = selectors.session_rows(obj, sess, request.GET.dict())
+    return render_page(request, "agent_sessions/session.html", data, partial="timeline")
+
+
+def _ref_lookup(agent_slug: str, name: str) -> tuple[Ref, Path]:
+    agent = selectors.agent_get(agent_slug)
+    ref = Ref.objects.filter(agent=agent, name__in=[f"refs/{name}", name]).order_by("name").first()
+    if ref is None:
+        raise RefMissing(f"ref {name!r} is not in this agent's folder")
+    path = confine(Path(agent.path), ref.name)
+    return ref, path
+
+
+class RefMissing(LookupError):
+    pass
+
+
+@require_GET
+def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponse:
+    try:
+        ref, path = _ref_lookup(agent, name)
+    except UnsafePath as exc:
+        return _ref_error(request, agent, name, f"refused: {exc}", 400)
+    except RefMissing as exc:
+        return _ref_error(request, agent, name, f"missing: {exc}", 404)
+    if not path.is_file():
+        return _ref_error(request, agent, name, "missing: the file is gone from disk", 404)
+    if request.GET.get("raw"):
+        response = FileResponse(
+            open(path, "rb"),  # noqa: SIM115 - FileResponse closes it
+            as_attachment=True,
+            filename=path.name,
+            content_type="text/plain; charset=utf-8",
+        )
+        return response
+    try:
+        offset = max(0, int(request.GET.get("offset", 0)))
+    except ValueError:
+        offset = 0
+    page = read_ref_page(path, offset=offset, limit=settings.MEMVIZ_REF_PAGE_BYTES)
+    whole = page.offset == 0 and page.next_offset is None
+    data = {
+        "agent": agent,
+        "name": ref.name,
+        "url_name": selectors.ref_url_name(ref.name),
+        "tool": ref.tool,
+        "call_id": ref.call_id,
+        "timestamp": ref.timestamp,
+        "total_bytes": page.total_bytes,
+        "offset": page.offset,
+        "next_offset": page.next_offset,
+        "prev_offset": max(0, page.offset - settings.MEMVIZ_REF_PAGE_BYTES)
+        if page.offset
+        else None,
+        "paged": not whole,
+        "text": page.text,
+        "result_text": None,
+        "unwrapped_text": None,
+    }
+    html: dict[str, str] = {}
+    if whole:
+        header, result = split_ref(page.text)
+        unwrapped = unwrap_tool_result(result)
+        data["result_text"] = result
+        data["unwrapped_text"] = unwrapped
+        html["header"] = markdown_to_html(header)
+        html["result"] = code_to_html(unwrapped if unwrapped is not None else result)
+        html["raw"] = code_to_html(result) if unwrapped is not None else ""
+    else:
+        html["result"] = code_to_html(page.text, "text")
+    return render_page(
+        request, "agent_sessions/ref.html", data, extra={"html": html}, partial="ref_body"
+    )
+
+
+def _ref_error(
+    request: HttpRequest, agent: str, name: str, message: str, status: int
+) -> HttpResponse:
+    if wants_json(request):
+        return json_response({"agent": agent, "name": name, "error": message}, status=status)
+    response = render_page(
+        request,
+        "agent_sessions/ref.html",
+        {"agent": agent, "name": name, "error": message},
+        partial="ref_body",
+    )
+    response.status_code = status
+    return response
+
+
+@require_GET
+def search_page(request: HttpRequest) -> HttpResponse:
+    data = selectors.search(request.GET.get("q", ""))
+    return render_page(request, "agent_sessions/search.html", data, partial="results")
+
+
+def _job_json(job: IngestJob) -> dict:
+    return {
+        "id": job.pk,
+        "path": job.path,
+        "status": job.status,
+        "done": job.done,
+        "total": job.total,
+        "percent": job.percent,
+        "message": job.message,
+        "report": job.report,
+    }
+
+
+def ingest_start(path: Path) -> IngestJob:
+    job = IngestJob.objects.create(path=str(path))
+    ingest_task.delay_on_commit(job.pk)
+    return job
+
+
+@require_POST
+def ingest_view(request: HttpRequest) -> HttpResponse:
+    job = ingest_start(Path(settings.MEMVIZ_DATA_ROOT))
+    return _job_response(request, job)
+
+
+def _job_response(request: HttpRequest, job: IngestJob) -> HttpResponse:
+    if wants_json(request):
+        return json_response(_job_json(job), status=202)
+    if getattr(request, "htmx", False):
+        return render_page(request, "agent_sessions/_job.html", {"job": _job_json(job)})
+    return redirect(reverse("job", args=[job.pk]))
+
+
+@require_GET
+def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(IngestJob, pk=job_id)
+    return render_page(request, "agent_sessions/job.html", {"job": _job_json(job)}, partial="job")
+
+
+SAFE_STEM = re.compile(r"[^\w.-]+")
+
+
+@require_POST
+def upload_view(request: HttpRequest) -> HttpResponse:
+    upload = request.FILES.get("archive")
+    error = None
+    if upload is None:
+        error = "choose a .zip or .tar.gz file to upload"
+    elif upload.size > settings.MEMVIZ_UPLOAD_MAX_BYTES:
+        error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
+    if error is None:
+        assert upload is not None
+        stem = re.sub(r"(\.tar\.gz|\.tgz|\.zip|\.tar)$", "", upload.name or "upload")
+        stem = SAFE_STEM.sub("_", stem).strip("._") or "upload"
+        dest = Path(settings.MEMVIZ_UPLOAD_ROOT) / secrets.token_hex(4) / stem
+        with tempfile.NamedTemporaryFile(suffix=".upload") as tmp:
+            for chunk in upload.chunks():
+                tmp.write(chunk)
+            tmp.flush()
+            try:
+                root = unpack_archive(
+                    Path(tmp.name), dest, max_bytes=settings.MEMVIZ_UNPACKED_MAX_BYTES
+                )
+            except ArchiveError as exc:
+                error = f"upload refused: {exc}"
+    if error is not None:
+        if wants_json(request):
+            return json_response({"error": error}, status=400)
+        messages.error(request, error)
+        return redirect("home")
+    job = ingest_start(root)
+    return _job_response(request, job)

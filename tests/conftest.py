@@ -1,0 +1,43 @@
+"""Shared fixtures: copies of the spec's example data roots, eager Celery, markers."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test that touches the database, so CI can re-run them on PostgreSQL."""
+    for item in items:
+        fixtures = getattr(item, "fixturenames", ())
+        if item.get_closest_marker("django_db") or {"db", "transactional_db", "live_server"} & set(
+            fixtures
+        ):
+            item.add_marker(pytest.mark.database)
+
+
+@pytest.fixture
+def fixtures_root(tmp_path: Path) -> Path:
+    """A writable copy of ../shared/fixtures (three data roots, spec §9)."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.fail(f"the shared fixtures are missing at {SHARED_FIXTURES}")
+    target = tmp_path / "fixtures"
+    shutil.copytree(SHARED_FIXTURES, target)
+    for path in target.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager():  # type: ignore[no-untyped-def]
+    from memviz.celery import app
+
+    app.conf.task_always_eager = True
+    app.conf.task_eager_propagates = True
+    yield
+    app.conf.task_always_eager = False
