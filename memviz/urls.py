@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from canvases import views as canvas_views
 from sessions import views as session_views
@@ -21,4 +21,6 @@ urlpatterns = [
     path("a/<str:agent>/c/<str:canvas>/", canvas_views.canvas_page, name="canvas"),
     path("a/<str:agent>/c/<str:canvas>/n/<str:node>/", canvas_views.node_panel, name="node"),
     path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
+    path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
+    path("api/stream/", include("sessions.stream_urls")),
 ]

@@ -135,3 +135,12 @@ class IngestJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.status in {self.DONE, self.FAILED}
+
+
+class StreamToken(models.Model):
+    """A per-agent secret that lets a remote agent push its memory events to memviz."""
+
+    agent_name = models.CharField(max_length=200, unique=True)
+    token_hash = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)

@@ -1,0 +1,3 @@
+"""URLs of the pushed memory stream (/api/stream/<agent>/)."""
+
+urlpatterns: list = []

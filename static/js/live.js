@@ -1,0 +1,1 @@
+// Live page updates over Channels websockets (see issue 5).
