@@ -15,8 +15,8 @@
 
   function nodeIdOf(el, known) {
     if (el.dataset && el.dataset.id && known.has(el.dataset.id)) return el.dataset.id;
-    // mermaid ids look like "flowchart-<nodeId>-<n>"
-    const m = /^flowchart-(.+)-\d+$/.exec(el.id || "");
+    // mermaid ids look like "<render id>-flowchart-<nodeId>-<n>"
+    const m = /^.*?flowchart-(.+)-\d+$/.exec(el.id || "");
     if (m && known.has(m[1])) return m[1];
     return null;
   }
