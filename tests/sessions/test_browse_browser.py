@@ -1,0 +1,122 @@
+"""In Debian's chromium: open a canvas, click a node, see its rows, expand a ref; nothing hostile runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from sessions.ingest import ingest_path
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = Path("/usr/bin/chromium")
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "artifacts"
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HOSTILE_REF = (
+    "# Tool Result: exec\n\n**Timestamp:** 2026-06-11T14:20:00.000+08:00\n\n---\n\n"
+    "**Tool:** exec\n**Call ID:** evil<script>window.__pwned = 'header'</script>\n\n"
+    "<img src=x onerror=\"window.__pwned = 'img'\"> [link](javascript:window.__pwned='link')\n\n"
+    "**Result:**\n```\n</pre><script>window.__pwned = 'result'</script>\n```"
+)
+
+
+@pytest.fixture
+def page():  # type: ignore[no-untyped-def]
+    if not CHROMIUM.exists():
+        pytest.skip("Debian chromium is not installed (make test-deps installs it)")
+    if not (REPO / "static/vendor/mermaid/mermaid.min.js").exists():
+        pytest.skip("front-end assets missing: run `make setup`")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        context = browser.new_context(viewport={"width": 1400, "height": 900})
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda exc: errors.append(str(exc)))
+        tab.errors = errors  # type: ignore[attr-defined]
+        yield tab
+        browser.close()
+
+
+def test_canvas_node_rows_and_ref_in_the_browser(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+    agent_dir = fixtures_root / "fixture-a-upstream" / "main"
+    (agent_dir / "refs" / "evil.md").write_text(HOSTILE_REF, "utf-8")
+    with open(agent_dir / "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl", "a") as handle:
+        handle.write(
+            json.dumps(
+                {
+                    "tool_call_id": "evil",
+                    "tool_call": "exec: evil",
+                    "summary": "<b onmouseover=alert(1)>hostile</b>",
+                    "score": 1,
+                    "node_id": "002-N2",
+                    "result_ref": "refs/evil.md",
+                }
+            )
+            + "\n"
+        )
+    mmd = agent_dir / "mmds" / "002-migrate-orders-api.mmd"
+    before = mmd.read_bytes()
+    ingest_path(agent_dir.parent)
+
+    page.goto(f"{live_server.url}/a/main/c/002-migrate-orders-api.mmd/")
+    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    assert page.locator(".mermaid-host svg g.node").count() == 5
+    page.screenshot(path=str(ARTIFACTS / "canvas.png"))
+
+    page.locator(".mermaid-host svg g.node", has_text="调研").first.click()
+    panel = page.locator("#node-panel .node-detail")
+    panel.wait_for(timeout=10000)
+    assert panel.get_attribute("data-node") == "002-N2"
+    rows = panel.locator("li.row")
+    assert rows.count() == 3  # the two merged calls (two sessions) + the hostile row
+    assert "router 暴露 6 个 v1 endpoint" in panel.inner_text()
+
+    ref = panel.locator("li.row", has_text="read: src/orders/router.ts").locator("details.ref")
+    ref.locator("summary").click()
+    ref.locator(".ref-view").wait_for(timeout=10000)
+    page.screenshot(path=str(ARTIFACTS / "canvas-node-ref.png"))
+
+    evil = panel.locator("li.row", has_text="exec: evil").locator("details.ref")
+    evil.locator("summary").click()
+    evil.locator(".ref-view").wait_for(timeout=10000)
+    evil.locator(".ref-view").hover()
+    panel.locator("li.row", has_text="exec: evil").locator(".summary").hover()
+    assert page.evaluate("window.__pwned") is None
+    assert "window.__pwned = 'result'" in evil.inner_text()  # shown as text
+    page.screenshot(path=str(ARTIFACTS / "canvas-hostile-ref.png"))
+    assert page.errors == []  # type: ignore[attr-defined]
+    # viewing never changes the file on disk
+    assert mmd.read_bytes() == before
+
+
+def test_browse_pages_render(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+    ingest_path(fixtures_root / "fixture-b-wild")
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    for name, path in [
+        ("home", "/"),
+        ("agent", "/a/coder/"),
+        ("session", "/a/coder/s/main/"),
+        ("search", "/search/?q=pytest"),
+        ("ref", "/a/main/refs/2026-06-10T09-12-03-417p08-00.md"),
+    ]:
+        response = page.goto(f"{live_server.url}{path}")
+        assert response is not None and response.status == 200, path
+        page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+    page.goto(f"{live_server.url}/a/coder/c/003-k8s-canary-deploy.mmd/")
+    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.screenshot(path=str(ARTIFACTS / "canvas-wild.png"))
+    assert page.errors == []  # type: ignore[attr-defined]

@@ -1,0 +1,178 @@
+"""The browse pages and their JSON twins, on the spec's example roots."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from django.test import Client
+
+from sessions.ingest import ingest_path
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def wild(fixtures_root: Path) -> Path:
+    ingest_path(fixtures_root / "fixture-b-wild")
+    return fixtures_root / "fixture-b-wild" / "coder"
+
+
+@pytest.fixture
+def upstream(fixtures_root: Path) -> Path:
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    return fixtures_root / "fixture-a-upstream" / "main"
+
+
+def soup(response) -> BeautifulSoup:  # type: ignore[no-untyped-def]
+    assert response.status_code == 200, response.content[:500]
+    return BeautifulSoup(response.content, "html.parser")
+
+
+def test_home_lists_agents_with_counts_and_compression(client: Client, upstream: Path) -> None:
+    page = soup(client.get("/"))
+    row = page.select_one("table.agents tbody tr")
+    assert row is not None
+    assert row.select_one("a").get_text() == "main"
+    cells = [td.get_text(strip=True) for td in row.select("td")]
+    assert cells[1:5] == ["2", "2", "9", "1"]
+    data = client.get("/?format=json").json()
+    agent = data["agents"][0]
+    assert agent["rows"] == 9 and agent["unmapped_rows"] == 1
+    assert agent["compression"]["refs_to_summaries"] > 1
+    assert page.select_one('link[rel="alternate"][type="application/json"]') is not None
+
+
+def test_agent_page_marks_active_canvas_and_lists_unplaced(client: Client, wild: Path) -> None:
+    page = soup(client.get("/a/coder/"))
+    active = page.select("tr.active a")
+    assert active and active[0].get_text() == "004-修复CI缓存.mmd"
+    data = client.get("/a/coder/?format=json").json()
+    assert data["unplaced_by_kind"]["wait"] == 1
+    assert data["unplaced_by_kind"]["dangling"] >= 1  # 004-N9 is on no canvas
+    unplaced_ids = {r["tool_call_id"] for r in data["unplaced"]}
+    assert "call_02_Xl6Uo9NlP2" in unplaced_ids
+    assert data["state"]["data"]["reviewedBy"] == "ops-console"
+
+
+def test_session_timeline_filters_and_paginates(client: Client, wild: Path) -> None:
+    data = client.get("/a/coder/s/main/?format=json").json()
+    assert data["count"] == 5
+    assert [p["kind"] for p in data["session"]["problems"]].count("invalid") == 1
+    unmapped = client.get("/a/coder/s/main/?format=json&unmapped=1").json()
+    assert {r["node_id"] for r in unmapped["rows"]} <= {None, "wait"}
+    assert unmapped["count"] == 2
+    deleted = client.get("/a/coder/s/main/?format=json&offloaded=deleted").json()
+    assert deleted["count"] == 1 and deleted["rows"][0]["offloaded"] == "deleted"
+    scored = client.get("/a/coder/s/main/?format=json&min_score=8").json()
+    assert all(r["score"] >= 8 for r in scored["rows"]) and scored["count"] >= 1
+    node = client.get("/a/coder/s/main/?format=json&node=N2").json()
+    assert node["count"] == 1
+    # the htmx request gets only the timeline partial
+    partial = client.get("/a/coder/s/main/?unmapped=1", HTTP_HX_REQUEST="true")
+    assert b"<html" not in partial.content and b'id="timeline"' in partial.content
+
+
+def test_session_pagination(client: Client, tmp_path: Path) -> None:
+    agent = tmp_path / "root" / "big"
+    agent.mkdir(parents=True)
+    rows = [json.dumps({"tool_call_id": f"c{i}", "summary": f"s{i}"}) for i in range(120)]
+    (agent / "offload-s.jsonl").write_text("\n".join(rows) + "\n", "utf-8")
+    ingest_path(tmp_path / "root")
+    first = client.get("/a/big/s/s/?format=json").json()
+    third = client.get("/a/big/s/s/?format=json&page=3").json()
+    assert first["pages"] == 3 and len(first["rows"]) == 50
+    assert [r["tool_call_id"] for r in third["rows"]] == [f"c{i}" for i in range(100, 120)]
+
+
+def test_ref_page_shows_text_inside_stringified_tool_result(client: Client, upstream: Path) -> None:
+    data = client.get("/a/main/refs/2026-06-10T09-12-03-417p08-00.md?format=json").json()
+    assert data["tool"] == "read" and data["call_id"] == "call_00_Jk3mQ8vTz1"
+    assert data["unwrapped_text"].startswith('import { redis } from "../infra/redis";\n')
+    page = soup(client.get("/a/main/refs/2026-06-10T09-12-03-417p08-00.md"))
+    assert "export const SESSION_TTL = 1800;" in page.select_one(".result").get_text()
+    assert page.select_one("details.raw") is not None  # the raw JSON is a click away
+    raw = client.get("/a/main/refs/2026-06-10T09-12-03-417p08-00.md?raw=1")
+    assert raw["Content-Type"].startswith("text/plain")
+    assert (
+        b"".join(raw.streaming_content)
+        == (upstream / "refs/2026-06-10T09-12-03-417p08-00.md").read_bytes()
+    )
+
+
+def test_hostile_ref_renders_inert(client: Client, upstream: Path) -> None:
+    hostile = (
+        "# Tool Result: exec\n\n**Timestamp:** x\n\n---\n\n**Tool:** exec\n"
+        "**Call ID:** evil <script>alert(1)</script><img src=x onerror=alert(2)>\n"
+        "[click](javascript:alert(3))\n\n**Result:**\n```\n</pre><script>alert(4)</script>\n```"
+    )
+    (upstream / "refs" / "evil.md").write_text(hostile, "utf-8")
+    ingest_path(upstream)
+    response = client.get("/a/main/refs/evil.md")
+    page = soup(response)
+    body = page.select_one(".ref-view")
+    assert body.find("script") is None
+    assert not [t for t in body.find_all(True) if any(a.startswith("on") for a in t.attrs)]
+    assert not [a for a in body.find_all("a") if "javascript:" in (a.get("href") or "")]
+    assert "alert(4)" in body.get_text()  # shown as text, not executed
+
+
+def test_ref_outside_agent_folder_is_refused(client: Client, upstream: Path) -> None:
+    (upstream.parent / "secret.md").write_text("top secret", "utf-8")
+    response = client.get("/a/main/refs/../secret.md?format=json")
+    assert response.status_code in (400, 404)
+    assert b"top secret" not in response.content
+    jsonl = upstream / "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl"
+    with open(jsonl, "a", encoding="utf-8") as handle:
+        handle.write(
+            json.dumps({"tool_call_id": "esc", "node_id": "001-N2", "result_ref": "../secret.md"})
+            + "\n"
+        )
+    ingest_path(upstream)
+    node = client.get("/a/main/c/001-fix-login-timeout.mmd/n/001-N2/?format=json").json()
+    escaped = next(r for r in node["rows"] if r["tool_call_id"] == "esc")
+    assert escaped["ref"]["error"].startswith("refused")
+    assert escaped["ref"]["exists"] is False
+
+
+def test_large_ref_is_paged(client: Client, upstream: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMVIZ_REF_PAGE_BYTES = 4096
+    body = "\n".join(f"line {i} " + "x" * 60 for i in range(2000))
+    (upstream / "refs" / "big.md").write_text(
+        f"# Tool Result: read\n\n**Result:**\n```\n{body}\n```", "utf-8"
+    )
+    ingest_path(upstream)
+    first = client.get("/a/main/refs/big.md?format=json").json()
+    assert first["paged"] is True
+    assert len(first["text"].encode()) <= 4096 + 4
+    second = client.get(f"/a/main/refs/big.md?format=json&offset={first['next_offset']}").json()
+    assert second["offset"] == first["next_offset"]
+    assert second["text"] and second["text"] != first["text"]
+
+
+def test_missing_ref_says_so(client: Client, wild: Path) -> None:
+    node = client.get("/a/coder/c/004-修复CI缓存.mmd/n/004-N2/?format=json").json()
+    assert {r["tool_call_id"] for r in node["rows"]} == {"call_00_Zt8Wq1PnR4", "call_01_Ym7Vp0OmQ3"}
+    response = client.get("/a/coder/refs/2026-06-13T11-31-12-040p08-00.md")
+    assert response.status_code == 404
+    assert "missing" in soup_text(response)
+
+
+def soup_text(response) -> str:  # type: ignore[no-untyped-def]
+    return BeautifulSoup(response.content, "html.parser").get_text()
+
+
+def test_search_across_agents(client: Client, upstream: Path, wild: Path) -> None:
+    data = client.get("/search/?q=pytest&format=json").json()
+    assert {r["agent"] for r in data["rows"]} == {"main"}
+    assert any(n["node_id"] == "002-N3" for n in data["nodes"])
+    chinese = client.get("/search/?q=修复&format=json").json()
+    assert ("coder", "003-N4") in {(n["agent"], n["node_id"]) for n in chinese["nodes"]}
+    cache = client.get("/search/?q=lockfile&format=json").json()
+    assert any(r["agent"] == "coder" for r in cache["rows"])
+
+
+def test_unknown_agent_is_404(client: Client, upstream: Path) -> None:
+    assert client.get("/a/nobody/").status_code == 404

@@ -1,0 +1,120 @@
+"""Uploading a .zip or .tar.gz of memory folders: unpacked safely, then ingested."""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from sessions.archive import ArchiveError, unpack_archive
+from sessions.models import Agent
+
+pytestmark = pytest.mark.django_db
+
+
+def zip_of(folder: Path, arc_prefix: str = "") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                zf.write(path, arc_prefix + path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def test_upload_zip_of_agent_folder_is_ingested(
+    client: Client,
+    fixtures_root: Path,
+    settings,
+    tmp_path: Path,
+    django_capture_on_commit_callbacks,
+) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
+    data = zip_of(fixtures_root / "fixture-a-upstream" / "main")
+    upload = SimpleUploadedFile("main.zip", data, content_type="application/zip")
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/upload/?format=json", {"archive": upload})
+    assert response.status_code == 202, response.content
+    job = client.get(f"/jobs/{response.json()['id']}/?format=json").json()
+    assert job["job"]["status"] == "done", job  # eager Celery in tests
+    assert job["job"]["percent"] == 100
+    agent = Agent.objects.get(name="main")
+    assert agent.rows_count == 9 and agent.canvases_count == 2
+    assert Path(agent.path).is_relative_to(tmp_path / "uploads")
+
+
+def test_upload_tar_gz_of_data_root(
+    client: Client,
+    fixtures_root: Path,
+    settings,
+    tmp_path: Path,
+    django_capture_on_commit_callbacks,
+) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as tf:
+        tf.add(fixtures_root / "fixture-b-wild", arcname="export")
+    upload = SimpleUploadedFile("export.tar.gz", buffer.getvalue())
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post("/upload/?format=json", {"archive": upload})
+    assert response.status_code == 202
+    assert Agent.objects.get(name="coder").rows_count == 8
+
+
+@pytest.mark.parametrize(
+    "member",
+    ["../escape.md", "/abs/escape.md", "a/../../escape.md", "a\\..\\escape.md"],
+)
+def test_zip_path_escapes_are_refused(tmp_path: Path, member: str) -> None:
+    archive = tmp_path / "bad.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("main/state.json", "{}")
+        zf.writestr(member, "x")
+    with pytest.raises(ArchiveError):
+        unpack_archive(archive, tmp_path / "out", max_bytes=1 << 20)
+    assert not (tmp_path / "out").exists()
+    assert not (tmp_path / "escape.md").exists()
+
+
+def test_tar_links_are_refused(tmp_path: Path) -> None:
+    archive = tmp_path / "links.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        info = tarfile.TarInfo("main/refs/passwd.md")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/passwd"
+        tf.addfile(info)
+    with pytest.raises(ArchiveError, match="links"):
+        unpack_archive(archive, tmp_path / "out", max_bytes=1 << 20)
+
+
+def test_zip_bomb_is_stopped_by_the_size_limit(tmp_path: Path) -> None:
+    archive = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("main/refs/big.md", b"0" * (5 << 20))
+    assert archive.stat().st_size < 100_000
+    with pytest.raises(ArchiveError, match="size limit"):
+        unpack_archive(archive, tmp_path / "out", max_bytes=1 << 20)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_upload_gets_a_clear_error_and_keeps_nothing(
+    client: Client, settings, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
+    upload = SimpleUploadedFile("notes.zip", b"this is not an archive")
+    response = client.post("/upload/?format=json", {"archive": upload})
+    assert response.status_code == 400
+    assert "not a .zip or .tar.gz" in response.json()["error"]
+    leftovers = (
+        [p for p in (tmp_path / "uploads").rglob("*") if p.is_file()]
+        if (tmp_path / "uploads").exists()
+        else []
+    )
+    assert leftovers == []
+    assert Agent.objects.count() == 0
+    shutil.rmtree(tmp_path / "uploads", ignore_errors=True)
