@@ -87,6 +87,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memviz.context_processors.live",
             ],
         },
     }
@@ -106,6 +107,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "transaction_mode": "IMMEDIATE",
         "timeout": 30,
     }
+    # A file, not memory, so a real Celery worker process in the tests can share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-memviz.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
@@ -166,3 +169,12 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMVIZ_LOG_LEVEL", "INFO")},
 }
+
+# --- live: watcher, push stream (issue 5) ---------------------------------------------------
+# Pushed agents are written here, one folder per agent, in the format spec's on-disk layout.
+MEMVIZ_PUSH_ROOT = Path(os.environ.get("MEMVIZ_PUSH_ROOT", MEMVIZ_UPLOAD_ROOT.parent / "pushed"))
+MEMVIZ_STREAM_MAX_BODY_BYTES = int(os.environ.get("MEMVIZ_STREAM_MAX_BODY_BYTES", 32 * 1024**2))
+MEMVIZ_STREAM_MAX_EVENT_BYTES = int(os.environ.get("MEMVIZ_STREAM_MAX_EVENT_BYTES", 8 * 1024**2))
+# Quiet time that ends a burst of file events before the watcher ingests it.
+MEMVIZ_WATCH_STEP_MS = int(os.environ.get("MEMVIZ_WATCH_STEP_MS", 30))
+# --- end live -------------------------------------------------------------------------------
