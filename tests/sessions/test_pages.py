@@ -176,3 +176,36 @@ def test_search_across_agents(client: Client, upstream: Path, wild: Path) -> Non
 
 def test_unknown_agent_is_404(client: Client, upstream: Path) -> None:
     assert client.get("/a/nobody/").status_code == 404
+
+
+def test_huge_ref_is_served_a_page_at_a_time(client: Client, upstream: Path) -> None:
+    import tracemalloc
+
+    huge = upstream / "refs" / "huge.md"
+    with open(huge, "w", encoding="utf-8") as handle:
+        handle.write("# Tool Result: read\n\n**Result:**\n```\n")
+        line = "日志 " + "x" * 1000 + "\n"
+        for _ in range(30_000):  # ~30 MB
+            handle.write(line)
+        handle.write("```")
+    ingest_path(upstream)
+    tracemalloc.start()
+    response = client.get("/a/main/refs/huge.md?format=json")
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    data = response.json()
+    assert data["total_bytes"] > 30_000_000
+    assert data["paged"] is True and len(data["text"].encode()) <= 64 * 1024 + 4
+    assert peak < 8 * 1024 * 1024  # a page, not the file
+
+
+def test_viewing_needs_login_when_not_bound_to_loopback(
+    client: Client, upstream: Path, settings, django_user_model
+) -> None:  # type: ignore[no-untyped-def]
+    settings.MEMVIZ_ANONYMOUS_VIEW = False
+    response = client.get("/a/main/")
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert client.get("/a/main/?format=json").status_code == 403
+    django_user_model.objects.create_user("ana", password="pw-123456")
+    assert client.login(username="ana", password="pw-123456")
+    assert client.get("/a/main/").status_code == 200
