@@ -41,6 +41,37 @@ KNOWN_ROW_KEYS = frozenset(
     }
 )
 ROW_BATCH = 5000
+SETTLE_SECONDS = 0.5
+
+
+@dataclass
+class AgentDelta:
+    """What one ingest of one agent changed: the payload of the live broadcast sent after commit."""
+
+    agent_pk: int
+    agent_slug: str
+    # session id -> tool_call_ids of rows that were not in the index before (in file order)
+    new_rows: dict[str, list[str]] = field(default_factory=dict)
+    # sessions whose file was rewritten in place (backfill, status updates) and re-read whole
+    sessions_reread: list[str] = field(default_factory=list)
+    sessions_removed: list[str] = field(default_factory=list)
+    new_refs: list[str] = field(default_factory=list)
+    # (canvas pk, filename, revision number) of canvases new or rewritten on disk
+    canvases_changed: list[tuple[int, str, int]] = field(default_factory=list)
+    canvases_removed: list[str] = field(default_factory=list)
+    active_canvas: str | None = None  # set only when it changed
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.new_rows
+            or self.sessions_reread
+            or self.sessions_removed
+            or self.new_refs
+            or self.canvases_changed
+            or self.canvases_removed
+            or self.active_canvas is not None
+        )
 
 
 @dataclass
@@ -54,9 +85,12 @@ class IngestReport:
     canvases_changed: int = 0
     problems: int = 0
     seconds: float = 0.0
+    deltas: list[AgentDelta] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        data = asdict(self)
+        data.pop("deltas")
+        return data
 
 
 @dataclass
@@ -110,9 +144,7 @@ def ingest_path(path: Path, *, progress: ProgressFn | None = None) -> IngestRepo
             progress(IngestProgress(done=done, total=total, message=message))
 
     for folder in folders:
-        with transaction.atomic():
-            agent = agent_for_folder(folder, path)
-            ingest_agent(agent, folder, report, tick)
+        agent = ingest_folder(folder, path, report, tick)
         report.agents.append(agent.slug)
     report.seconds = round(time.perf_counter() - started, 3)
     if progress is not None:
@@ -120,13 +152,40 @@ def ingest_path(path: Path, *, progress: ProgressFn | None = None) -> IngestRepo
     return report
 
 
+def ingest_folder(
+    folder: AgentFolder,
+    root: Path,
+    report: IngestReport,
+    tick: Callable[[str], None] | None = None,
+) -> Agent:
+    """Ingest one agent folder in one transaction; what changed is broadcast after commit.
+
+    The agent row is locked first so two ingests of the same agent (the watcher and a push, or
+    two processes) run one after the other and never read the same bytes twice.
+    """
+    from memviz.broadcast import broadcast_delta
+
+    with transaction.atomic():
+        agent = agent_for_folder(folder, root)
+        agent = Agent.objects.select_for_update().get(pk=agent.pk)
+        delta = ingest_agent(agent, folder, report, tick or (lambda _m: None))
+        if not delta.empty:
+            report.deltas.append(delta)
+            transaction.on_commit(lambda: broadcast_delta(delta))
+    return agent
+
+
 def ingest_agent(
     agent: Agent, folder: AgentFolder, report: IngestReport, tick: Callable[[str], None]
-) -> None:
+) -> AgentDelta:
+    delta = AgentDelta(agent_pk=agent.pk, agent_slug=agent.slug)
     state = read_state(folder.state_path)
     agent.state_data = state.data
     agent.state_error = state.error or ""
+    previous_active = agent.active_mmd_file
     agent.active_mmd_file = active_mmd_file(state) or ""
+    if agent.active_mmd_file != previous_active and agent.ingested_at is not None:
+        delta.active_canvas = agent.active_mmd_file
     entries, registry_error = read_registry(folder.registry_path, folder.path)
     agent.registry_error = registry_error or ""
     keys_by_session = {e.session_id: e.session_key for e in entries}
@@ -135,25 +194,39 @@ def ingest_agent(
     seen_sessions: set[str] = set()
     for session_file in folder.session_files:
         seen_sessions.add(session_file.session_id)
-        ingest_session_file(agent, folder, session_file, keys_by_session, report)
+        ingest_session_file(agent, folder, session_file, keys_by_session, report, delta)
         tick(f"{agent.slug}: {session_file.path.name}")
-    AgentSession.objects.filter(agent=agent).exclude(session_id__in=seen_sessions).delete()
+    gone_sessions = AgentSession.objects.filter(agent=agent).exclude(session_id__in=seen_sessions)
+    delta.sessions_removed = list(gone_sessions.values_list("session_id", flat=True))
+    gone_sessions.delete()
     TrackedFile.objects.filter(agent=agent, kind="jsonl").exclude(
         relpath__in=[_relpath(folder, s.path) for s in folder.session_files]
     ).delete()
 
-    ingest_refs(agent, folder, report)
+    delta.new_refs = ingest_refs(agent, folder, report)
     tick(f"{agent.slug}: refs")
 
     for mmd in folder.mmd_files:
         if canvas_index_file(agent, mmd):
             report.canvases_changed += 1
+            delta.canvases_changed.append(_canvas_version(agent, mmd.name))
         tick(f"{agent.slug}: {mmd.name}")
-    canvas_remove_missing(agent, [m.name for m in folder.mmd_files])
+    present = [m.name for m in folder.mmd_files]
+    delta.canvases_removed = list(
+        agent.canvases.exclude(filename__in=present).values_list("filename", flat=True)
+    )
+    canvas_remove_missing(agent, present)
 
     agent_refresh_counts(agent)
     agent.ingested_at = timezone.now()
     agent.save()
+    return delta
+
+
+def _canvas_version(agent: Agent, filename: str) -> tuple[int, str, int]:
+    canvas = agent.canvases.get(filename=filename)
+    number = canvas.revisions.order_by("-number").values_list("number", flat=True).first() or 0
+    return canvas.pk, filename, number
 
 
 def _relpath(folder: AgentFolder, path: Path) -> str:
@@ -179,11 +252,12 @@ def ingest_session_file(
     session_file: SessionFile,
     keys_by_session: dict[str, str],
     report: IngestReport,
+    delta: AgentDelta | None = None,
 ) -> None:
     relpath = _relpath(folder, session_file.path)
-    try:
-        st = session_file.path.stat()
-    except FileNotFoundError:
+    tracked = TrackedFile.objects.filter(agent=agent, relpath=relpath).first()
+    st = _settled_stat(session_file.path, tracked.offset if tracked else 0)
+    if st is None:
         return
     session, _ = AgentSession.objects.get_or_create(
         agent=agent,
@@ -192,7 +266,6 @@ def ingest_session_file(
     )
     session.relpath = relpath
     session.session_key = keys_by_session.get(session_file.session_id, session.session_key)
-    tracked = TrackedFile.objects.filter(agent=agent, relpath=relpath).first()
     if tracked and tracked.size == st.st_size and tracked.mtime_ns == st.st_mtime_ns:
         report.files_skipped += 1
         session.save()
@@ -209,12 +282,20 @@ def ingest_session_file(
             session_file.path, start_offset=tracked.offset, start_line_no=tracked.line_no
         )
         problems = [p for p in session.problems if p.get("kind") != "partial"]
+        new_ids = [r.tool_call_id for r in chunk.rows]
     else:
+        # A rewrite in place: rows already indexed are not news, only ids never seen before are.
+        old_ids = set(Row.objects.filter(session=session).values_list("tool_call_id", flat=True))
         Row.objects.filter(session=session).delete()
         chunk = read_rows(session_file.path)
         problems = []
+        new_ids = [r.tool_call_id for r in chunk.rows if r.tool_call_id not in old_ids]
         if tracked is not None:
             report.sessions_reread += 1
+            if delta is not None:
+                delta.sessions_reread.append(session_file.session_id)
+    if delta is not None and new_ids:
+        delta.new_rows.setdefault(session_file.session_id, []).extend(new_ids)
     report.files_read += 1
     rows_insert(agent, session, chunk)
     report.rows_added += len(chunk.rows)
@@ -249,6 +330,30 @@ def ingest_session_file(
     tracked.line_no = chunk.next_line_no
     tracked.prefix_hash = prefix_hash(session_file.path, chunk.end_offset)
     tracked.save()
+
+
+def _settled_stat(path: Path, known_offset: int) -> os.stat_result | None:
+    """Stat ``path``; if it shrank below what was read, wait briefly for a rewrite to finish.
+
+    The plugin rewrites offload files with a plain truncate-and-write: a reader in that window
+    sees a short or empty file, and taking it at face value would drop rows and re-announce them.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    waited = 0.0
+    while st.st_size < known_offset and waited < SETTLE_SECONDS:
+        time.sleep(0.02)
+        waited += 0.02
+        try:
+            again = path.stat()
+        except FileNotFoundError:
+            return None
+        if (again.st_size, again.st_mtime_ns) == (st.st_size, st.st_mtime_ns) and waited >= 0.1:
+            return again
+        st = again
+    return st
 
 
 def _session_refresh(session: AgentSession) -> None:
@@ -325,8 +430,8 @@ def _ref_dirs(folder: AgentFolder) -> list[Path]:
     return sorted({d for d in [folder.refs_dir, *folder.refs_dirs] if d.is_dir()})
 
 
-def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> None:
-    """Index ref files by name, size and header; bodies stay on disk."""
+def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> list[str]:
+    """Index ref files by name, size and header; bodies stay on disk. Returns the new names."""
     known = {r.name: r for r in Ref.objects.filter(agent=agent).only("name", "size", "mtime_ns")}
     seen: set[str] = set()
     new: list[Ref] = []
@@ -367,6 +472,7 @@ def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> None
     if gone:
         Ref.objects.filter(agent=agent, name__in=gone).delete()
     report.refs_indexed += len(new) + len(changed)
+    return [r.name for r in new]
 
 
 class OctetLength(Func):
@@ -398,3 +504,18 @@ def agent_refresh_counts(agent: Agent) -> None:
     sessions = agent.sessions.all()
     agent.sessions_count = sessions.count()
     agent.problems_count = sum(len(s.problems) for s in sessions)
+
+
+def ingest_agent_dir(agent_dir: Path, *, root: Path | None = None) -> IngestReport:
+    """Re-ingest one agent folder (the watcher's and the push stream's entry point).
+
+    ``root`` is the data root the folder belongs to (recorded for a new agent); by default its
+    parent. Only what changed since the last ingest is read.
+    """
+    started = time.perf_counter()
+    report = IngestReport()
+    for folder in discover_agents(agent_dir):
+        agent = ingest_folder(folder, root or agent_dir.parent, report)
+        report.agents.append(agent.slug)
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report

@@ -1,3 +1,7 @@
 """URLs of the pushed memory stream (/api/stream/<agent>/)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from sessions.stream_views import stream_push
+
+urlpatterns: list = [path("<str:agent>/", stream_push, name="stream_push")]

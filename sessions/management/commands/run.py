@@ -2,6 +2,8 @@
 
 Everything runs on this machine with no external server: SQLite, the filesystem Celery broker and
 an in-memory Channels layer (Redis and PostgreSQL take over when REDIS_URL / DATABASE_URL are set).
+Without Redis the watcher runs as a thread of the web server process, so its broadcasts reach the
+browsers connected to it; with Redis it runs as ``manage.py watch`` in its own process.
 """
 
 from __future__ import annotations
@@ -51,7 +53,13 @@ class Command(BaseCommand):
                     cwd=settings.BASE_DIR,
                 )
             )
-        if not options["no_watch"] and root.is_dir():
+        if not options["no_watch"] and root.is_dir() and not settings.REDIS_URL:
+            # The in-memory channel layer only reaches browsers of this process, so the watcher
+            # runs here, in a thread; with Redis it may live in its own process.
+            from sessions.watch import start_watch_thread
+
+            start_watch_thread(root, stdout=self.stdout)
+        elif not options["no_watch"] and root.is_dir():
             children.append(
                 subprocess.Popen(
                     [sys.executable, "manage.py", "watch", str(root)], cwd=settings.BASE_DIR

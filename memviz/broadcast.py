@@ -1,0 +1,109 @@
+"""Live broadcasts: what an ingest changed, sent to the Channels groups of pages that show it.
+
+Called only after commit (``transaction.on_commit``), never waits for browsers: a send is handed
+to the web server's event loop when this process has one (the embedded default, where the
+in-memory layer lives on that loop), and otherwise sent through the layer directly (Redis).
+Group names: ``agent.<agent pk>`` for agent and session pages, ``canvas.<canvas pk>`` for one canvas.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+
+if TYPE_CHECKING:
+    from sessions.ingest import AgentDelta
+
+log = logging.getLogger(__name__)
+
+# Above this many new rows per session, a message carries the count and the last ids only.
+MAX_IDS_PER_SESSION = 500
+
+_server_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def agent_group(agent_pk: int) -> str:
+    return f"agent.{agent_pk}"
+
+
+def canvas_group(canvas_pk: int) -> str:
+    return f"canvas.{canvas_pk}"
+
+
+def bind_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Remember the event loop that serves websockets in this process (set by the consumer)."""
+    global _server_loop
+    with _lock:
+        _server_loop = loop
+
+
+def delta_messages(delta: AgentDelta) -> list[tuple[str, dict[str, Any]]]:
+    """(group, message) pairs for one agent delta; the message ``type`` names the consumer handler."""
+    rows = {}
+    for session_id, ids in delta.new_rows.items():
+        rows[session_id] = {"count": len(ids), "tool_call_ids": ids[-MAX_IDS_PER_SESSION:]}
+    agent_payload = {
+        "type": "agent.changed",
+        "agent": delta.agent_slug,
+        "rows": rows,
+        "sessions_reread": delta.sessions_reread,
+        "sessions_removed": delta.sessions_removed,
+        "refs": delta.new_refs[-MAX_IDS_PER_SESSION:],
+        "refs_count": len(delta.new_refs),
+        "canvases": [name for _pk, name, _n in delta.canvases_changed],
+        "canvases_removed": delta.canvases_removed,
+        "active_canvas": delta.active_canvas,
+    }
+    messages: list[tuple[str, dict[str, Any]]] = [
+        (agent_group(delta.agent_pk), {"type": "agent.changed", "payload": agent_payload})
+    ]
+    for pk, name, number in delta.canvases_changed:
+        payload = {
+            "type": "canvas.updated",
+            "agent": delta.agent_slug,
+            "canvas": name,
+            "revision": number,
+            "author": "agent",
+        }
+        messages.append((canvas_group(pk), {"type": "canvas.updated", "payload": payload}))
+    return messages
+
+
+def broadcast_delta(delta: AgentDelta) -> None:
+    for group, message in delta_messages(delta):
+        group_send(group, message)
+
+
+def group_send(group: str, message: dict[str, Any]) -> None:
+    """Send without blocking ingestion; a full or missing layer only loses the live message."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    loop = _server_loop
+    if loop is not None and loop.is_running():
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            loop.create_task(_send(layer, group, message))
+        else:
+            asyncio.run_coroutine_threadsafe(_send(layer, group, message), loop)
+        return
+    try:
+        async_to_sync(_send)(layer, group, message)
+    except Exception:  # noqa: BLE001 - a broadcast must never fail an ingest
+        log.exception("live broadcast to %s failed", group)
+
+
+async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
+    try:
+        await layer.group_send(group, message)
+    except Exception:  # noqa: BLE001
+        log.exception("live broadcast to %s failed", group)

@@ -1,0 +1,128 @@
+"""Websocket consumers: live pages (relay only) and the pushed memory stream."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from channels.db import database_sync_to_async
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, WebsocketConsumer
+from django.conf import settings
+
+from memviz import broadcast
+
+
+def _query(scope: dict[str, Any]) -> dict[str, str]:
+    raw = scope.get("query_string", b"").decode("latin-1")
+    return {k: v[-1] for k, v in parse_qs(raw).items()}
+
+
+def _may_view(scope: dict[str, Any]) -> bool:
+    if settings.MEMVIZ_ANONYMOUS_VIEW:
+        return True
+    user = scope.get("user")
+    return bool(user is not None and user.is_authenticated)
+
+
+@database_sync_to_async
+def _groups_for(agent_slug: str, canvas_name: str) -> list[str] | None:
+    from canvases.models import Canvas
+    from sessions.models import Agent
+
+    agent = Agent.objects.filter(slug=agent_slug).only("pk").first()
+    if agent is None:
+        return None
+    groups = [broadcast.agent_group(agent.pk)]
+    if canvas_name:
+        canvas = Canvas.objects.filter(agent=agent, filename=canvas_name).only("pk").first()
+        if canvas is not None:
+            groups.append(broadcast.canvas_group(canvas.pk))
+    return groups
+
+
+class LiveConsumer(AsyncJsonWebsocketConsumer):
+    """``ws/live/<agent>/?canvas=<file>``: relays ``agent.changed`` and ``canvas.updated``."""
+
+    groups_joined: list[str]
+
+    async def connect(self) -> None:
+        self.groups_joined = []
+        if not _may_view(self.scope):
+            await self.close(code=4403)
+            return
+        broadcast.bind_loop(asyncio.get_running_loop())
+        agent = self.scope["url_route"]["kwargs"]["agent"]
+        groups = await _groups_for(agent, _query(self.scope).get("canvas", ""))
+        if groups is None:
+            await self.close(code=4404)
+            return
+        for group in groups:
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.groups_joined = groups
+        await self.accept()
+        await self.send_json({"type": "live.ready", "agent": agent, "groups": len(groups)})
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "groups_joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        if isinstance(content, dict) and content.get("type") == "ping":
+            await self.send_json({"type": "pong"})
+
+    async def agent_changed(self, event: dict[str, Any]) -> None:
+        await self.send_json(event["payload"])
+
+    async def canvas_updated(self, event: dict[str, Any]) -> None:
+        await self.send_json(event["payload"])
+
+
+class StreamConsumer(WebsocketConsumer):
+    """``ws/stream/<agent>/``: the push API over a websocket.
+
+    The token comes as ``?token=`` or as the first message ``{"token": "..."}``; every further
+    text message is one or more newline-delimited events, answered with the same JSON result as
+    ``POST /api/stream/<agent>/``.
+    """
+
+    agent_name = ""
+    authorized = False
+
+    def connect(self) -> None:
+        from sessions.stream import agent_name_check, token_check
+
+        self.agent_name = self.scope["url_route"]["kwargs"]["agent"]
+        if agent_name_check(self.agent_name) is not None:
+            self.close(code=4400)
+            return
+        token = _query(self.scope).get("token")
+        self.authorized = bool(token) and token_check(self.agent_name, token or "")
+        if token and not self.authorized:
+            self.close(code=4401)
+            return
+        self.accept()
+
+    def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        from sessions.stream import StreamTooLarge, stream_apply, token_check
+
+        body = bytes_data if bytes_data is not None else (text_data or "").encode("utf-8")
+        if not self.authorized:
+            try:
+                token = json.loads(body).get("token", "")
+            except (ValueError, AttributeError):
+                token = ""
+            self.authorized = bool(token) and token_check(self.agent_name, token)
+            if not self.authorized:
+                self.send(text_data=json.dumps({"error": "bad token", "status": 401}))
+                self.close(code=4401)
+                return
+            self.send(text_data=json.dumps({"type": "stream.ready", "agent": self.agent_name}))
+            return
+        try:
+            result = stream_apply(agent_name=self.agent_name, body=body)
+        except StreamTooLarge as exc:
+            self.send(text_data=json.dumps({"error": str(exc), "status": 413}))
+            return
+        self.send(text_data=json.dumps(result.as_dict()))
