@@ -1,3 +1,16 @@
 """URLs of canvas curation (edit operations, history, resume), under /a/<agent>/c/<canvas>/."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from canvases import edit_views
+
+urlpatterns = [
+    path("ops/", edit_views.ops, name="canvas-ops"),
+    path("history/", edit_views.history_page, name="canvas-history"),
+    path("history/<int:number>/", edit_views.revision_page, name="canvas-revision"),
+    path("history/<int:number>/restore/", edit_views.revision_restore, name="canvas-restore"),
+    path("resume/", edit_views.resume, name="canvas-resume"),
+    path("preview/", edit_views.preview_page, name="canvas-preview"),
+    path("lint/", edit_views.lint_panel, name="canvas-lint"),
+    path("live/", edit_views.live_panel, name="canvas-live"),
+]

@@ -1,0 +1,115 @@
+"""History pages: revisions by user and by agent, text and visual diff, restore, undo/redo over HTTP."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from django.contrib.auth.models import User
+from django.test import Client
+
+from canvases.models import Canvas
+from sessions.ingest import ingest_path
+
+pytestmark = pytest.mark.django_db
+FILE = "002-migrate-orders-api.mmd"
+URL = f"/a/main/c/{FILE}/"
+
+
+@pytest.fixture
+def env(fixtures_root: Path):  # type: ignore[no-untyped-def]
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    client = Client()
+    client.force_login(User.objects.create_user("carol", password="pw"))
+    return client, fixtures_root / "fixture-a-upstream" / "main" / "mmds" / FILE
+
+
+def op(client: Client, **body):  # type: ignore[no-untyped-def]
+    body.setdefault("base", Canvas.objects.get(filename=FILE).content_hash)
+    response = client.post(URL + "ops/", json.dumps(body), content_type="application/json")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_history_lists_user_and_agent_revisions(env) -> None:  # type: ignore[no-untyped-def]
+    client, path = env
+    op(client, op="annotate", node="002-N2", text="hello")
+    path.write_text(path.read_text().replace("待全量回归", "回归完成"))  # the agent rewrites
+    client.get(URL)  # the page notices the rewrite
+    op(client, op="merge", nodes=["002-N2", "002-N3"])
+    soup = BeautifulSoup(client.get(URL + "history/").content, "html.parser")
+    rows = soup.select("table.revisions tbody tr")
+    ops = [r.select("td")[3].get_text(" ", strip=True).split()[0] for r in rows]
+    assert ops == ["merge", "disk", "annotate", "imported"]
+    authors = [r.select("td")[2].get_text(strip=True) for r in rows]
+    assert authors == ["carol", "agent", "carol", "agent"]
+    data = client.get(URL + "history/?format=json").json()
+    assert data["revisions"][0]["node_map"] == {"002-N3": "002-N2"}
+
+
+def test_revision_page_has_text_and_visual_diff(env) -> None:  # type: ignore[no-untyped-def]
+    client, _path = env
+    out = op(client, op="merge", nodes=["002-N2", "002-N3"])
+    page = client.get(URL + f"history/{out['revision']}/")
+    soup = BeautifulSoup(page.content, "html.parser")
+    assert soup.select(".text-diff .del") and soup.select(".text-diff .add")
+    before, after = soup.select(".static-diagram")
+    assert before["data-removed"] == "002-N3"
+    assert after["data-changed"] == "002-N2"
+    data = client.get(URL + f"history/{out['revision']}/?format=json").json()
+    assert data["changes"] == {"added": [], "removed": ["002-N3"], "changed": ["002-N2"]}
+    assert client.get(URL + "history/999/").status_code == 404
+
+
+def test_restore_over_http_is_a_new_revision(env) -> None:  # type: ignore[no-untyped-def]
+    client, path = env
+    original = path.read_bytes()
+    op(client, op="annotate", node="002-N2", text="one")
+    op(client, op="annotate", node="002-N3", text="two")
+    canvas = Canvas.objects.get(filename=FILE)
+    response = client.post(URL + "history/1/restore/", {"base": canvas.content_hash})
+    assert response.status_code == 302
+    assert path.read_bytes() == original
+    latest = canvas.revisions.order_by("-number").first()
+    assert latest.op == "restore" and latest.params == {"revision": 1} and latest.number == 4
+    # anonymous users cannot restore
+    assert Client().post(URL + "history/2/restore/").status_code == 403
+
+
+def test_undo_redo_over_http(env) -> None:  # type: ignore[no-untyped-def]
+    client, path = env
+    original = path.read_text()
+    merged = op(client, op="merge", nodes=["002-N2", "002-N3"])["text"]
+    op(client, op="undo")
+    assert path.read_text() == original
+    op(client, op="redo")
+    assert path.read_text() == merged
+    op(client, op="undo")
+    response = client.post(
+        URL + "ops/", json.dumps({"op": "undo"}), content_type="application/json"
+    )
+    assert response.status_code == 400 and "nothing to undo" in response.json()["error"]
+    canvas = Canvas.objects.get(filename=FILE)
+    merge_revision = canvas.revisions.get(op="merge")
+    assert merge_revision.undone
+
+
+def test_live_panel_offers_reapply_after_agent_drops_note(env) -> None:  # type: ignore[no-untyped-def]
+    client, path = env
+    op(client, op="annotate", node="002-N5", text="double-check rounding")
+    path.write_text(path.read_text().replace("<br/>note: double-check rounding", ""))
+    soup = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    assert "dropped 1" in soup.select_one(".dropped").get_text()
+    form = soup.select_one(".dropped form")
+    assert form.select_one("input[name=op]")["value"] == "reapply"
+    response = client.post(
+        URL + "ops/",
+        {"op": "reapply", "revision": form.select_one("input[name=revision]")["value"]},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    assert "note: double-check rounding" in path.read_text()
+    soup = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    assert soup.select_one(".dropped") is None
