@@ -1,1 +1,207 @@
-// Live page updates over Channels websockets (see issue 5).
+// Live page updates over Channels websockets (issue 5): the agent, session and canvas pages follow
+// what the watcher or the push stream ingests, without reloading. No-op on pages of no agent.
+(function () {
+  "use strict";
+  const body = document.body;
+  const agent = body.dataset.liveAgent;
+  if (!agent || !("WebSocket" in window)) return;
+  const canvas = body.dataset.liveCanvas || "";
+  const path = location.pathname;
+  const sessionMatch = /\/a\/[^/]+\/s\/([^/]+)\/$/.exec(path);
+  const session = sessionMatch ? decodeURIComponent(sessionMatch[1]) : "";
+  const isAgentPage = /^\/a\/[^/]+\/$/.test(path);
+
+  let socket = null;
+  let attempts = 0;
+  let everConnected = false;
+  let openNodeUrl = null;
+  let keepViewNext = false;
+  const timers = {};
+  body.dataset.liveMessages = "0";
+
+  // --- status badge -----------------------------------------------------------------------
+  const badge = document.createElement("span");
+  badge.id = "live-status";
+  badge.setAttribute("role", "status");
+  badge.style.cssText = "margin-left:.75em;font-size:.8em;padding:.1em .5em;border-radius:1em;white-space:nowrap";
+  (document.querySelector("header.topbar") || body).appendChild(badge);
+  function status(state, text) {
+    body.dataset.liveState = state;
+    badge.dataset.state = state;
+    badge.textContent = text;
+    badge.title = state === "live" ? "Updates appear as the agent writes them" : "Live updates paused: reconnecting";
+    badge.style.background = state === "live" ? "#d8f5dd" : "#fde2e2";
+    badge.style.color = state === "live" ? "#17692a" : "#8a1f11";
+  }
+  status("connecting", "○ connecting…");
+
+  // --- helpers ----------------------------------------------------------------------------
+  function later(key, fn, wait) {
+    // Coalesce bursts: one refresh per region per `wait` ms, carrying the latest state.
+    if (timers[key]) return;
+    timers[key] = setTimeout(() => { delete timers[key]; fn(); }, wait || 250);
+  }
+  function focusedIn(el) {
+    return !!(el && document.activeElement && el.contains(document.activeElement) &&
+      document.activeElement.matches("input, textarea, select, [contenteditable]"));
+  }
+  async function refreshFromPage(selectors) {
+    // Fetch this page whole (no HX-Request: the full template) and swap the listed regions.
+    const response = await fetch(location.href, { headers: { Accept: "text/html" }, credentials: "same-origin" });
+    if (!response.ok) return;
+    const doc = new DOMParser().parseFromString(await response.text(), "text/html");
+    for (const selector of selectors) {
+      const current = document.querySelector(selector);
+      const fresh = doc.querySelector(selector);
+      if (!current || !fresh || focusedIn(current)) continue;
+      current.replaceWith(fresh);
+      if (window.htmx) htmx.process(fresh);
+    }
+    body.dispatchEvent(new CustomEvent("memviz:live-refreshed", { detail: { selectors } }));
+  }
+  function banner(text) {
+    let el = document.getElementById("live-banner");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "live-banner";
+      el.className = "warn banner";
+      el.setAttribute("role", "alert");
+      const main = document.querySelector("main");
+      main.insertBefore(el, main.firstChild);
+    }
+    el.innerHTML = "";
+    el.append(text + " ");
+    const reload = document.createElement("a");
+    reload.href = location.href;
+    reload.textContent = "Reload";
+    el.append(reload);
+  }
+
+  // --- canvas page --------------------------------------------------------------------------
+  function editing() {
+    if (document.querySelector("[data-editing]")) return true;
+    const panel = document.getElementById("edit-panel") || document.getElementById("editor");
+    if (focusedIn(panel)) return true;
+    return !!(panel && panel.querySelector("form.op-form:not([hidden]), dialog[open] form"));
+  }
+  function refreshDiagram() {
+    const diagram = document.getElementById("diagram");
+    if (!diagram || !window.htmx) return;
+    const base = diagram.dataset.canvasUrl || location.pathname;
+    const collapsed = diagram.dataset.collapsed || "";
+    diagram.dataset.keepView = "1";
+    keepViewNext = true;
+    // `source` gives each region its own htmx request queue: without it every htmx.ajax call
+    // comes from <body>, and htmx drops a request while another from the same element runs.
+    htmx.ajax("GET", base + "?collapsed=" + encodeURIComponent(collapsed), { source: diagram, target: diagram, swap: "outerHTML" });
+  }
+  function refreshNodePanel() {
+    const panel = document.getElementById("node-panel");
+    if (openNodeUrl && panel && window.htmx) {
+      htmx.ajax("GET", openNodeUrl, { source: panel, target: panel, swap: "innerHTML" });
+    }
+  }
+  function refreshLiveBox() {
+    const box = document.getElementById("live");
+    if (box && box.getAttribute("hx-get") && window.htmx) {
+      htmx.ajax("GET", box.getAttribute("hx-get"), { source: box, target: box, swap: "outerHTML" });
+    }
+  }
+  function refreshEditor() {
+    // The canvas editor (diagram, node list, base hash of edits) is swapped whole so the next
+    // edit is based on the text now on disk. The canvas URL answers htmx with the diagram only,
+    // so this asks for the full page (history-restore header) and selects #editor from it.
+    const editor = document.getElementById("editor");
+    if (!editor || !window.htmx) return false;
+    keepViewNext = true;
+    const picked = window.memvizCanvas && window.memvizCanvas.selection ? window.memvizCanvas.selection() : [];
+    htmx.ajax("GET", location.pathname + location.search, {
+      source: editor, target: editor, select: "#editor", swap: "outerHTML",
+      headers: { "HX-History-Restore-Request": "true" },
+    }).then(() => {
+      if (picked.length && window.memvizCanvas.select) window.memvizCanvas.select(picked);
+      refreshNodePanel();
+    });
+    return true;
+  }
+  function canvasUpdated(msg) {
+    body.dataset.liveCanvasRevision = String(msg.revision || "");
+    later("live-box", refreshLiveBox);
+    if (editing()) {
+      // Never swap a form the user is filling in; say what happened instead.
+      banner(`The agent just rewrote this canvas (revision ${msg.revision}). Your open edit is based on the version you loaded: check the new one before saving.`);
+      return;
+    }
+    later("canvas", () => {
+      if (!refreshEditor()) {
+        refreshDiagram();
+        refreshNodePanel();
+        refreshFromPage([".canvas-head", ".node-list"]);
+      }
+    });
+    later("canvas-head", () => refreshFromPage([".canvas-head"]));
+  }
+
+  if (window.htmx) {
+    htmx.on("htmx:beforeRequest", (ev) => {
+      const target = ev.detail.target;
+      if (target && target.id === "node-panel") openNodeUrl = ev.detail.requestConfig.path;
+    });
+    htmx.on("htmx:beforeSwap", (ev) => {
+      // Keep the user's pan/zoom across a live re-render of the diagram.
+      const target = ev.detail.target;
+      if (keepViewNext && target && (target.id === "diagram" || target.id === "editor") && typeof ev.detail.serverResponse === "string") {
+        ev.detail.serverResponse = ev.detail.serverResponse.replace('id="diagram"', 'id="diagram" data-keep-view="1"');
+        keepViewNext = false;
+      }
+    });
+  }
+
+  // --- messages -----------------------------------------------------------------------------
+  function refreshAll() {
+    if (canvas) canvasUpdated({ revision: "" });
+    else if (session) later("session", () => refreshFromPage([".page-head", "#timeline"]));
+    else if (isAgentPage) later("agent", () => refreshFromPage(["main"]), 400);
+  }
+  function agentChanged(msg) {
+    const rows = msg.rows || {};
+    const anyRows = Object.keys(rows).length > 0 || (msg.sessions_reread || []).length > 0;
+    if (canvas) {
+      // Row counts per node and the open node's rows.
+      if (anyRows) { later("node-panel", refreshNodePanel); later("node-list", () => refreshFromPage([".node-list"])); }
+      if (msg.active_canvas !== null && msg.active_canvas !== undefined) later("canvas-head", () => refreshFromPage([".canvas-head"]));
+    } else if (session) {
+      const touched = rows[session] || (msg.sessions_reread || []).includes(session) || (msg.sessions_removed || []).includes(session);
+      if (touched) later("session", () => refreshFromPage([".page-head", "#timeline"]));
+    } else if (isAgentPage) {
+      if (focusedIn(document.querySelector("main"))) banner("The agent wrote new memory.");
+      else later("agent", () => refreshFromPage(["main"]), 400);
+    }
+  }
+  function handle(msg) {
+    body.dataset.liveMessages = String(Number(body.dataset.liveMessages) + 1);
+    if (msg.type === "live.ready") {
+      if (everConnected) refreshAll(); // we may have missed changes while disconnected
+      everConnected = true;
+    } else if (msg.type === "agent.changed") agentChanged(msg);
+    else if (msg.type === "canvas.updated" && msg.canvas === canvas) canvasUpdated(msg);
+    body.dispatchEvent(new CustomEvent("memviz:live", { detail: msg }));
+  }
+
+  function connect() {
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    let url = `${proto}//${location.host}/ws/live/${encodeURIComponent(agent)}/`;
+    if (canvas) url += "?canvas=" + encodeURIComponent(canvas);
+    socket = new WebSocket(url);
+    socket.onopen = () => { attempts = 0; status("live", "● live"); };
+    socket.onmessage = (ev) => { try { handle(JSON.parse(ev.data)); } catch (e) { console.error("live:", e); } };
+    socket.onclose = (ev) => {
+      if (ev.code === 4403 || ev.code === 4404) { status("off", "○ not live"); return; }
+      status("reconnecting", "○ reconnecting…");
+      const wait = Math.min(10000, 500 * 2 ** attempts++) + Math.random() * 250;
+      setTimeout(connect, wait);
+    };
+  }
+  connect();
+  window.memvizLive = { reconnect: () => socket && socket.close() };
+})();
