@@ -18,8 +18,8 @@
 
   function nodeIdOf(el, known) {
     if (el.dataset && el.dataset.id && known.has(el.dataset.id)) return el.dataset.id;
-    // mermaid ids look like "flowchart-<nodeId>-<n>"
-    const m = /^flowchart-(.+)-\d+$/.exec(el.id || "");
+    // mermaid ids look like "<render id>-flowchart-<nodeId>-<n>" (older: "flowchart-<nodeId>-<n>")
+    const m = /(?:^|-)flowchart-(.+)-\d+$/.exec(el.id || "");
     if (m && known.has(m[1])) return m[1];
     return null;
   }
@@ -131,6 +131,8 @@
     if (m && !document.querySelector("#node-panel .node-detail") && !selection.length) openNode(diagram, decodeURIComponent(m[1]));
   }
 
+  const DIFF_COLOURS = { added: "#2da44e", changed: "#d4a72c", removed: "#cf222e" };
+
   // Revision pages: before/after diagrams with added, changed and removed nodes coloured.
   async function renderStatic(box) {
     const script = box.querySelector("script[type='application/json']");
@@ -149,7 +151,15 @@
     host.querySelectorAll("g.node").forEach((g) => {
       const id = nodeIdOf(g, all);
       if (!id) return;
-      for (const kind of ["added", "changed", "removed"]) if (lists[kind].has(id)) g.classList.add("diff-" + kind);
+      for (const kind of ["added", "changed", "removed"]) {
+        if (!lists[kind].has(id)) continue;
+        g.classList.add("diff-" + kind);
+        // mermaid writes status colours as inline !important styles: override them inline too.
+        g.querySelectorAll("rect, polygon, path, circle").forEach((shape) => {
+          shape.style.setProperty("stroke", DIFF_COLOURS[kind], "important");
+          shape.style.setProperty("stroke-width", "5px", "important");
+        });
+      }
     });
     box.dataset.rendered = "ok";
   }
@@ -193,8 +203,10 @@
   });
 
   htmx.on("htmx:beforeSwap", (ev) => {
+    const target = ev.detail.target;
+    if (target && (target.id === "editor" || target.id === "diagram")) document.body.dataset.canvasRendered = "pending";
     // Keep the pan/zoom of the diagram across an edit's re-render.
-    if (panZoom && ev.detail.target && ev.detail.target.id === "editor") {
+    if (panZoom && target && target.id === "editor") {
       try { savedView = { zoom: panZoom.getZoom(), pan: panZoom.getPan() }; } catch (e) { savedView = null; }
     }
   });
@@ -250,6 +262,7 @@
 
   htmx.onLoad((elt) => {
     if (elt.id === "diagram" || elt.id === "editor") render();
+    if (elt.id === "editor") { const live = document.getElementById("live"); if (live) live.dataset.hash = elt.dataset.hash; }
     if (elt.id === "live" || elt.id === "editor") staleCheck();
   });
   window.memvizCanvas = { render, selection: () => [...selection], select: (ids) => { selection = [...ids]; showSelection(); } };
