@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 
 from .labels import escape_text, raw_segment_safe, raw_segments, truncate
 from .lexer import SHAPE_DELIMITERS
 from .meta import PROGRESS_KEY, format_braced, format_comment, merge_keys, parse_comment
 from .model import STATUS_VOCABULARY, Canvas, Node, Statement
 from .parser import parse
-from .patch import Patch, PatchConflict, rewrite_chain
+from .patch import (
+    Patch,
+    PatchConflict,
+    RewriteScope,
+    rewrite_chain,
+    split_lines,
+    statements_with,
+)
 from .repair import repair_text
 
 NOTE_LIMIT = 500
 SUMMARY_LIMIT = 150
 TITLE_LIMIT = 150
+TIMESTAMP_IN_LABEL = re.compile(r"(?i)timestamp\s*[:：]\s*([^<\"\]\n]+)")
 STATUS_PRECEDENCE = ("blocked", "doing", "paused", "todo", "done")
 SEGMENT_ORDER = {None: 0, "status": 1, "summary": 2, "timestamp": 3}
 SEGMENT_NAMES = {"status": "status", "summary": "summary", "timestamp": "Timestamp"}
@@ -103,8 +113,9 @@ def remove_edge(text: str, source: str, target: str) -> EditResult:
     if not matches:
         raise EditError(f"there is no edge {source} → {target}")
     patch = Patch(doc)
-    for number in sorted({e.statement for e in matches}):
-        statement = doc.statements[number]
+    statements = [doc.statements[n] for n in sorted({e.statement for e in matches})]
+    scope = RewriteScope(statements)
+    for statement in statements:
         new = rewrite_chain(
             doc,
             statement,
@@ -112,6 +123,7 @@ def remove_edge(text: str, source: str, target: str) -> EditResult:
             rename={},
             drop_nodes=set(),
             overrides={},
+            scope=scope,
         )
         if new is not None:
             patch.replace_statement(statement, new)
@@ -123,14 +135,22 @@ def prune(text: str, node_id: str, *, bridge: bool = True) -> EditResult:
     _node(doc, node_id)
     patch = Patch(doc)
     removed_edges = [(e.source, e.target) for e in doc.edges if node_id in (e.source, e.target)]
+    statements = statements_with(doc, [node_id])
+    scope = RewriteScope(statements)
+    for statement in statements:
+        new = rewrite_chain(
+            doc,
+            statement,
+            keep_edge=_keep_all,
+            rename={},
+            drop_nodes={node_id},
+            overrides={},
+            scope=scope,
+        )
+        if new is not None:
+            patch.replace_statement(statement, new)
     for statement in doc.statements:
-        if statement.kind == "chain" and any(r.id == node_id for g in statement.groups for r in g):
-            new = rewrite_chain(
-                doc, statement, keep_edge=_keep_all, rename={}, drop_nodes={node_id}, overrides={}
-            )
-            if new is not None:
-                patch.replace_statement(statement, new)
-        elif node_id in statement.ids:
+        if statement.kind in ("class", "style", "click") and node_id in statement.ids:
             _drop_from_id_statement(patch, statement, node_id)
     added: list[tuple[str, str]] = []
     if bridge:
@@ -166,7 +186,7 @@ def merge(
     removed = [i for i in merged if i != keep]
     if not removed:
         raise EditError(f"merging {keep} into itself changes nothing")
-    nodes = [doc.nodes[i] for i in merged]
+    nodes = [doc.nodes[keep], *(doc.nodes[i] for i in removed)]
     rename = dict.fromkeys(removed, keep)
 
     segments = _merged_segments(nodes, keep, label=label, summary=summary, status=status)
@@ -175,17 +195,20 @@ def merge(
 
     patch = Patch(doc)
     keep_node = doc.nodes[keep]
-    label_override: dict[int, str] = {}
-    if keep_node.label_ref is not None:
-        ref = keep_node.label_ref
-        label_override[ref.start] = _ref_with_label(doc, ref, new_label, force_rect=True)
+    ref = keep_node.label_ref or keep_node.refs[0]
+    label_override = {ref.start: _ref_with_label(doc, ref, new_label, force_rect=True)}
     seen = {
         (e.source, e.target) for e in doc.edges if e.source not in rename and e.target not in rename
     }
     old_pairs = [(e.source, e.target) for e in doc.edges]
     written_label = False
+    touched_chains = statements_with(doc, merged)
+    chains = {id(s) for s in touched_chains}
+    scope = RewriteScope(touched_chains)
     for statement in doc.statements:
         if statement.kind == "chain":
+            if id(statement) not in chains:
+                continue
             new = rewrite_chain(
                 doc,
                 statement,
@@ -194,6 +217,7 @@ def merge(
                 drop_nodes=set(),
                 overrides=label_override,
                 seen=seen,
+                scope=scope,
             )
             if new is not None:
                 patch.replace_statement(statement, new)
@@ -204,18 +228,16 @@ def merge(
             continue
         elif statement.kind in ("class", "style", "click") and set(statement.ids) & set(rename):
             _rename_in_id_statement(patch, doc, statement, rename, keep)
-    if keep_node.label_ref is None:
-        _insert_label(patch, keep_node, new_label)
-    elif not written_label:  # pragma: no cover - the kept ref always sits in a chain
+    if not written_label:  # pragma: no cover - the kept ref always sits in a chain
         raise EditError("internal error: the kept node's label was not written")
     _merge_status_classes(patch, doc, merged, keep, final_status)
     _update_meta_time(patch, doc, _segment_value(segments, "timestamp"))
-    new_pairs = {(rename.get(s, s), rename.get(t, t)) for s, t in old_pairs}
-    result = _finish(doc, patch, removed=removed, id_map=dict(rename))
-    after = {(e.source, e.target) for e in parse(result.text).edges}
-    result.removed_edges = [p for p in old_pairs if p[0] in rename or p[1] in rename]
-    result.added_edges = sorted((after - set(old_pairs)) & new_pairs)
-    return result
+    touched = [p for p in old_pairs if p[0] in rename or p[1] in rename]
+    rewired = {(rename.get(s, s), rename.get(t, t)) for s, t in touched}
+    added = sorted(p for p in rewired - set(old_pairs) if p[0] != p[1])
+    return _finish(
+        doc, patch, removed=removed, id_map=dict(rename), removed_edges=touched, added_edges=added
+    )
 
 
 def set_meta(text: str, **values: object) -> EditResult:
@@ -285,6 +307,8 @@ def _label_with(node: Node, changes: dict[str | None, str]) -> str:
     for key, value in changes.items():
         line = value if key is None else f"{SEGMENT_NAMES.get(key, key)}: {value}"
         index = next((i for i, (k, _) in enumerate(segments) if k == key), None)
+        if index is not None and key is not None:  # one segment per key: drop repeats
+            segments = segments[: index + 1] + [s for s in segments[index + 1 :] if s[0] != key]
         if index is not None:
             if value == "" and key is not None:
                 del segments[index]
@@ -308,7 +332,7 @@ def _safe(segment: str) -> str:
 def _ref_with_label(doc: Canvas, ref, label: str, *, force_rect: bool = False) -> str:  # noqa: ANN001
     shape = "rect" if force_rect or ref.shape not in SHAPE_DELIMITERS else ref.shape
     opener, closer = SHAPE_DELIMITERS[shape]
-    suffix = doc.text[ref.shape_end : ref.end]
+    suffix = doc.text[ref.shape_end if ref.shape_end >= 0 else ref.id_end : ref.end]
     return f'{ref.id}{opener}"{label}"{closer}{suffix}'
 
 
@@ -381,14 +405,13 @@ def _segment_value(segments: list[str], key: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def _instant(stamp: str) -> tuple[int, float, str]:
     """Sort key for timestamps: parsed instants first, text otherwise."""
     try:
         moment = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
     except ValueError:
         return (0, 0.0, stamp)
-    if moment.tzinfo is None:
-        return (1, moment.timestamp(), stamp)
     return (1, moment.timestamp(), stamp)
 
 
@@ -505,7 +528,7 @@ def _write_meta(patch: Patch, doc: Canvas, updates: dict[str, object]) -> None:
 def _update_meta_time(patch: Patch, doc: Canvas, merged_stamp: str | None) -> None:
     if doc.meta.form == "none":
         return
-    stamps = [n.fields.timestamp for n in doc.nodes.values() if n.fields.timestamp]
+    stamps = [m.strip() for m in TIMESTAMP_IN_LABEL.findall(doc.text)]
     if merged_stamp:
         stamps.append(merged_stamp)
     if not stamps:
@@ -550,25 +573,28 @@ def _unique(items: Iterable[str | None]) -> list[str]:
 
 
 def _diff(old: str, new: str) -> str:
-    return "".join(
-        difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True), "before", "after", n=1
-        )
-    )
+    return "".join(difflib.unified_diff(split_lines(old), split_lines(new), "before", "after", n=1))
+
+
+def _check_written_lines(written: list[str]) -> None:
+    """Parse the lines this edit wrote (they are all statements of a flowchart body)."""
+    if not written:
+        return
+    probe = parse("flowchart TD\n" + "\n".join(written))
+    errors = [p for p in probe.problems if p.severity == "error"]
+    if errors:
+        first = errors[0]
+        line = written[first.line - 2] if 2 <= first.line <= len(written) + 1 else ""
+        raise EditError(f"the result would not parse ({first.message}): {line.strip()[:80]}")
 
 
 def _finish(doc: Canvas, patch: Patch, **fields: object) -> EditResult:
     try:
-        new_text = patch.apply()
+        new_text, diff, written = patch.apply_with_diff()
     except PatchConflict as error:
         raise EditError(f"this edit could not be applied cleanly: {error}") from None
-    before = sum(p.severity == "error" for p in doc.problems)
-    after_doc = parse(new_text)
-    after = [p for p in after_doc.problems if p.severity == "error"]
-    if len(after) > before:
-        first = after[0]
-        raise EditError(f"the result would not parse: line {first.line}: {first.message}")
-    result = EditResult(text=new_text, diff=_diff(doc.text, new_text))
+    _check_written_lines(written)
+    result = EditResult(text=new_text, diff=diff)
     for key, value in fields.items():
         setattr(result, key, value)
     return result

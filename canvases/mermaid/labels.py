@@ -46,27 +46,37 @@ def split_segments(label: str) -> list[str]:
     return SEGMENT_SPLIT.split(label.strip())
 
 
-def extract_fields(label: str) -> LabelFields:
-    """Memory fields from a decoded label (`phase: action<br/>status: …<br/>summary: …`)."""
-    segments = split_segments(label)
-    fields = LabelFields(title=segments[0].strip())
+def extract_fields(label_raw: str) -> LabelFields:
+    """Memory fields of a label as written (`phase: action<br/>status: …<br/>summary: …`).
+
+    Separators are read from the raw text and values decoded afterwards, so an escaped
+    `&lt;br/&gt;status: x` inside a note stays text and never becomes a field.
+    """
+    if len(label_raw) >= 2 and label_raw[0] == "`" and label_raw[-1] == "`":
+        label_raw = label_raw[1:-1]
+    segments = split_segments(label_raw)
+    fields = LabelFields(title=decode_label(segments[0]).strip())
     last_key = "title"
     for segment in segments[1:]:
         match = KEY_VALUE.fullmatch(segment)
         if match is None:
-            _append(fields, last_key, segment.strip())
+            _append(fields, last_key, decode_label(segment).strip())
             continue
         key = match.group(1).strip().lower()
-        value = match.group(2).strip()
+        value = decode_label(match.group(2)).strip()
         last_key = key
+        # the first occurrence wins, as it does for the agent's own `status:\s*(\w+)` match
         if key == "status":
-            fields.status = value.lower() if value.lower() in STATUS_VOCABULARY else value
+            if fields.status is None:
+                fields.status = value.lower() if value.lower() in STATUS_VOCABULARY else value
         elif key == "summary":
-            fields.summary = value
+            if fields.summary is None:
+                fields.summary = value
         elif key == "timestamp":
-            fields.timestamp = value
+            if fields.timestamp is None:
+                fields.timestamp = value
         else:
-            fields.extra[key] = value
+            fields.extra.setdefault(key, value)
     _split_title(fields)
     return fields
 

@@ -6,7 +6,7 @@ import re
 
 from .model import Link, NodeRef
 
-NODE_ID = re.compile(r"(?:[\w$]|-(?!-|\.|>|&[gl]t;)|\.(?!-))+")
+NODE_ID = re.compile(r"[\w$]+(?:(?:-(?!-|\.|>|&[gl]t;)|\.(?!-))[\w$]*)*")
 CLASS_SUFFIX = re.compile(r":::[\w-]+")
 SPACES = re.compile(r"[ \t]*")
 LINK = re.compile(
@@ -38,6 +38,18 @@ SHAPE_DELIMITERS: dict[str, tuple[str, str]] = {}
 for _opener, _closers in SHAPES:
     for _close, _shape in _closers:
         SHAPE_DELIMITERS[_shape] = (_opener, _close)
+SHAPE_OF_PAIR = {(o, c): shape for o, closers in SHAPES for c, shape in closers}
+_OPENERS = "|".join(re.escape(o) for o, _ in SHAPES)
+_CLOSERS = "|".join(
+    re.escape(c) for c in sorted({c for _, cs in SHAPES for c, _ in cs}, key=len, reverse=True)
+)
+# Fast path for the two line shapes that make up most canvases, `id["label"]` and `a --> b`;
+# anything else goes through scan_chain.
+FAST_LINE = re.compile(
+    rf'[ \t]*({NODE_ID.pattern})(?:({_OPENERS})"([^"\n]*)"({_CLOSERS})'
+    rf"|[ \t]*({LINK.pattern})(?:[ \t]*\|([^|\n]*)\|)?[ \t]*({NODE_ID.pattern}))"
+    r"[ \t]*(;?)[ \t]*(?=\r?\n|\Z)"
+)
 EXPANDED_SHAPE = re.compile(r"@\{([^}\n]*)\}")
 EXPANDED_FIELD = re.compile(r"""(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|[^,]*)""")
 
@@ -50,7 +62,17 @@ class LexError(Exception):
         self.ref = ref  # a node whose label is broken: kept so the canvas still shows it
 
 
+_KINDS: dict[str, str] = {}
+
+
 def link_kind(arrow: str) -> str:
+    kind = _KINDS.get(arrow)
+    if kind is None:
+        kind = _KINDS[arrow] = _link_kind(arrow)
+    return kind
+
+
+def _link_kind(arrow: str) -> str:
     plain = arrow.replace("&gt;", ">").replace("&lt;", "<")
     if "~" in plain:
         return "invisible"

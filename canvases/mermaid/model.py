@@ -74,9 +74,9 @@ class Statement:
     line_end: int
     start: int
     stop: int
-    groups: list[list[NodeRef]] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    ids: list[str] = field(default_factory=list)  # class/style/click targets
+    groups: list[list[NodeRef]] = field(default=())  # type: ignore[assignment]
+    links: list[Link] = field(default=())  # type: ignore[assignment]
+    ids: list[str] = field(default=())  # type: ignore[assignment]  # class/style/click targets
     name: str = ""  # class name of `class`, classDef name, subgraph id
 
 
@@ -88,9 +88,20 @@ class Node:
     shape: str
     line: int
     subgraph: str | None
-    fields: LabelFields
     refs: list[NodeRef] = field(default_factory=list, repr=False)
     label_ref: NodeRef | None = field(default=None, repr=False)
+    cached_fields: LabelFields | None = field(default=None, repr=False)
+
+    @property
+    def fields(self) -> LabelFields:
+        """Memory fields of the label, read on first use (most parses never need them all)."""
+        if self.cached_fields is None:
+            from .labels import extract_fields
+
+            self.cached_fields = extract_fields(
+                self.label_raw if self.label_ref is not None else self.id
+            )
+        return self.cached_fields
 
 
 @dataclass(slots=True)

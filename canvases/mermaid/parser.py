@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from .labels import decode_label, extract_fields
-from .lexer import SPACES, scan_chain
+from .labels import decode_label
+from .lexer import FAST_LINE, SHAPE_OF_PAIR, SPACES, link_kind, scan_chain
 from .meta import build_meta, is_directive, parse_braced, parse_comment
-from .model import Canvas, Edge, Node, NodeRef, Problem, Statement, Subgraph
+from .model import Canvas, Edge, Link, Node, NodeRef, Problem, Statement, Subgraph
 from .repair import looks_escaped_oneliner, repair_text
 
 HEADER = re.compile(
@@ -92,8 +92,15 @@ def _parse_lines(state: _State) -> None:
     meta_comments: dict[str, object] = {}
     meta_lines: list[int] = []
     first_content = True
+    statements, nodes, edges = canvas.statements, canvas.nodes, canvas.edges
+    fast_match = FAST_LINE.match
     while index < count:
         line_start = starts[index]
+        if state.header_seen:
+            match = fast_match(text, line_start)
+            if match is not None and _fast(state, match, index + 1, statements, nodes, edges):
+                index += 1
+                continue
         eol = starts[index + 1] - 1 if index + 1 < count else size
         if eol > line_start and text[eol - 1] == "\r":
             eol -= 1
@@ -162,6 +169,67 @@ def _parse_lines(state: _State) -> None:
             Problem(sub.line_start, 1, f"subgraph {sub.id!r} has no 'end'", "error")
         )
         sub.line_end = len(starts)
+
+
+def _fast(
+    state: _State,
+    match: re.Match[str],
+    lineno: int,
+    statements: list[Statement],
+    nodes: dict[str, Node],
+    edges: list[Edge],
+) -> bool:
+    """Record a line read by FAST_LINE; False sends it to the general path."""
+    sub = state.stack[-1].id if state.stack else None
+    start = match.start(1)
+    if match.group(2) is not None:
+        label = match.group(3)
+        shape = SHAPE_OF_PAIR.get((match.group(2), match.group(4)))
+        if shape is None or label.endswith("\\"):
+            return False
+        end = match.end(4)
+        ref = NodeRef(match.group(1), start, match.end(1), end, shape, label, match.start(2), end)
+        ref.quoted = True
+        statements.append(
+            Statement(
+                "chain", lineno, lineno, start, match.end(8) if match.group(8) else end, [[ref]]
+            )
+        )
+        node = nodes.get(ref.id)
+        if node is None:
+            nodes[ref.id] = Node(ref.id, "", "", "bare", lineno, sub, [ref], ref)
+            return True
+        node.refs.append(ref)
+        if node.label_ref is None:
+            node.line = lineno
+        node.label_ref = ref
+        if node.subgraph is None and sub is not None:
+            node.subgraph = sub
+        return True
+    arrow, label = match.group(5), match.group(6)
+    link_end = match.end(6) + 1 if label is not None else match.end(5)
+    if label is not None:
+        label = label.strip().strip('"')
+    kind = link_kind(arrow)
+    link = Link(state.text[match.start(5) : link_end], arrow, kind, label, match.start(5), link_end)
+    source = NodeRef(match.group(1), start, match.end(1), match.end(1))
+    target = NodeRef(match.group(7), match.start(7), match.end(7), match.end(7))
+    stop = match.end(8) if match.group(8) else match.end(7)
+    statement = Statement("chain", lineno, lineno, start, stop, [[source], [target]], [link])
+    number = len(statements)
+    statements.append(statement)
+    for ref in (source, target):
+        node = nodes.get(ref.id)
+        if node is None:
+            nodes[ref.id] = Node(ref.id, "", "", "bare", lineno, sub, [ref])
+        else:
+            node.refs.append(ref)
+            if node.subgraph is None and sub is not None:
+                node.subgraph = sub
+    edge = Edge(source.id, target.id, label, kind, arrow, lineno)
+    edge.statement, edge.link = number, 0
+    edges.append(edge)
+    return True
 
 
 def _check_meta_position(canvas: Canvas, lineno: int, form: str) -> None:
@@ -313,14 +381,18 @@ def _chain(state: _State, statement: Statement, groups: list[list[NodeRef]], lin
         for ref in group:
             node = nodes.get(ref.id)
             if node is None:
-                node = Node(ref.id, "", "", "bare", statement.line, sub, None)  # type: ignore[arg-type]
+                node = Node(ref.id, "", "", "bare", statement.line, sub)
                 nodes[ref.id] = node
             elif node.subgraph is None and sub is not None:
                 node.subgraph = sub
             node.refs.append(ref)
             if ref.shape is not None:
                 if node.label_ref is None:
-                    node.line = canvas.line_of(ref.start)
+                    node.line = (
+                        statement.line
+                        if statement.line == statement.line_end
+                        else canvas.line_of(ref.start)
+                    )
                 node.label_ref = ref
     line_of = canvas.line_of
     for position, link in enumerate(links):
@@ -348,7 +420,6 @@ def _finish(state: _State) -> None:
             node.label = decode_label(node.label_raw)
         else:
             node.label_raw = node.label = node_id
-        node.fields = extract_fields(node.label)
         if node.subgraph is not None:
             members[node.subgraph].append(node_id)
         if node_id.lower() in RESERVED_IDS:

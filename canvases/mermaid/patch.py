@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .model import Canvas, NodeRef, Statement
@@ -79,18 +80,168 @@ class Patch:
             self.replace(after, after, "".join(s + "\n" for s in new))
 
     def apply(self) -> str:
-        text = self.doc.text
-        ordered = sorted(enumerate(self.spans), key=lambda item: (item[1][0], item[1][1], item[0]))
-        out: list[str] = []
+        return self.apply_with_diff()[0]
+
+    def apply_with_diff(self, context: int = 1) -> tuple[str, str, list[str]]:
+        """New text, a unified diff of it, and the lines the patch wrote (LF-ended)."""
+        text, starts = self.doc.text, self.doc.line_starts
+        count = len(starts)
+        ordered = [span for _, span in sorted(enumerate(self.spans), key=_span_order)]
+        groups: list[tuple[int, int, list[tuple[int, int, str]]]] = []
         cursor = 0
-        for _, (start, end, new) in ordered:
+        for start, end, new in ordered:
             if start < cursor:
                 raise PatchConflict(f"overlapping changes at offset {start}")
-            out.append(text[cursor:start])
-            out.append(new)
             cursor = end
-        out.append(text[cursor:])
-        return "".join(out)
+            first, last = _lines_touched(text, starts, start, end)
+            if groups and first <= groups[-1][1]:
+                groups[-1] = (groups[-1][0], max(groups[-1][1], last), groups[-1][2])
+                groups[-1][2].append((start, end, new))
+            else:
+                groups.append((first, last, [(start, end, new)]))
+        out: list[str] = []
+        changes: list[tuple[int, int, list[str], list[str]]] = []  # first, last, old, new
+        at = 0
+        for first, last, spans in groups:
+            region_start = starts[first] if first < count else len(text)
+            region_end = starts[last] if last < count else len(text)
+            pieces, position = [], region_start
+            for start, end, new in spans:
+                pieces.append(text[position:start])
+                pieces.append(new)
+                position = end
+            pieces.append(text[position:region_end])
+            old_lines = split_lines(text[region_start:region_end])
+            new_lines = _written_lines(old_lines, split_lines("".join(pieces)))
+            out.append(text[at:region_start])
+            out.extend(new_lines)
+            at = region_end
+            if old_lines != new_lines:
+                changes.append((first, last, old_lines, new_lines))
+        out.append(text[at:])
+        written = [
+            line.rstrip("\r\n")
+            for _, _, old_lines, new_lines in changes
+            for line in new_lines
+            if line not in old_lines
+        ]
+        return "".join(out), _unified(text, starts, changes, context), written
+
+
+def _unified(
+    text: str,
+    starts: list[int],
+    changes: list[tuple[int, int, list[str], list[str]]],
+    context: int,
+) -> str:
+    """A unified diff of line changes; changes closer than 2 × context share a hunk."""
+    if not changes:
+        return ""
+    clusters: list[list[tuple[int, int, list[str], list[str]]]] = []
+    for change in changes:
+        if clusters and change[0] - clusters[-1][-1][1] <= 2 * context:
+            clusters[-1].append(change)
+        else:
+            clusters.append([change])
+    diff = ["--- before\n", "+++ after\n"]
+    delta = 0
+    for cluster in clusters:
+        body: list[str] = []
+        old_size = new_size = 0
+        before = old_lines_before(text, starts, cluster[0][0], context)
+        body.extend(" " + _newline_ended(line) for line in before)
+        old_size += len(before)
+        for index, (first, _last, old_lines, new_lines) in enumerate(cluster):
+            if index:
+                gap = _old_lines(text, starts, cluster[index - 1][1], first)
+                body.extend(" " + _newline_ended(line) for line in gap)
+                old_size += len(gap)
+            body.extend("-" + _newline_ended(line) for line in old_lines)
+            body.extend("+" + _newline_ended(line) for line in new_lines)
+            old_size += len(old_lines)
+            new_size += len(new_lines) - len(old_lines)
+        after = old_lines_after(text, starts, cluster[-1][1], context)
+        body.extend(" " + _newline_ended(line) for line in after)
+        old_size += len(after)
+        new_size += old_size
+        old_first = cluster[0][0] + 1 - len(before)
+        if old_size == 0:
+            old_first -= 1
+        new_first = old_first + delta if new_size else old_first + delta - 1
+        diff.append(f"@@ -{old_first},{old_size} +{max(new_first, 0)},{new_size} @@\n")
+        diff.extend(body)
+        delta += new_size - old_size
+    return "".join(diff)
+
+
+def _old_lines(text: str, starts: list[int], first: int, last: int) -> list[str]:
+    if last <= first:
+        return []
+    end = starts[last] if last < len(starts) else len(text)
+    return split_lines(text[starts[first] : end])
+
+
+def old_lines_before(text: str, starts: list[int], first: int, context: int) -> list[str]:
+    lo = max(0, first - context)
+    return split_lines(text[starts[lo] : starts[first]]) if first > lo else []
+
+
+def old_lines_after(text: str, starts: list[int], last: int, context: int) -> list[str]:
+    hi = min(len(starts), last + context)
+    if last >= hi:
+        return []
+    end = starts[hi] if hi < len(starts) else len(text)
+    return split_lines(text[starts[last] : end])
+
+
+def _written_lines(old_lines: list[str], new_lines: list[str]) -> list[str]:
+    """Lines the patch changed end in LF; lines it only carried along keep their ending."""
+    kept = set(old_lines)
+    return [
+        line if line in kept or not line.endswith("\r\n") else line[:-2] + "\n"
+        for line in new_lines
+    ]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on LF only (str.splitlines also splits on \\x1e, …)."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def _span_order(item: tuple[int, tuple[int, int, str]]) -> tuple[int, int, int]:
+    index, (start, end, _) = item
+    return start, end, index
+
+
+def _newline_ended(line: str) -> str:
+    return line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+
+
+def _lines_touched(text: str, starts: list[int], start: int, end: int) -> tuple[int, int]:
+    """0-based [first, last) old lines a span changes; an insertion at a line start changes none."""
+    first = bisect_right(starts, start) - 1
+    if end > start:
+        return first, bisect_right(starts, end - 1)
+    if start == len(text) and text and not text.endswith("\n"):
+        return first, first + 1  # appending after a last line that has no newline changes it
+    if start == starts[first]:
+        return first, first
+    return first, first + 1
+
+
+def statements_with(doc: Canvas, node_ids: Iterable[str]) -> list[Statement]:
+    """The chain statements that mention any of the nodes, in file order."""
+    starts = [s.start for s in doc.statements]
+    found: set[int] = set()
+    for node_id in node_ids:
+        node = doc.nodes.get(node_id)
+        for ref in node.refs if node is not None else ():
+            found.add(bisect_right(starts, ref.start) - 1)
+    return [doc.statements[i] for i in sorted(found)]
 
 
 def statement_edges(statement: Statement) -> list[tuple[NodeRef, int, NodeRef]]:
@@ -102,6 +253,20 @@ def statement_edges(statement: Statement) -> list[tuple[NodeRef, int, NodeRef]]:
     ]
 
 
+@dataclass
+class RewriteScope:
+    """The statements one edit rewrites, so a node mentioned only there is kept exactly once."""
+
+    statements: list[Statement]
+    kept_alive: set[str] = field(default_factory=set)
+
+    def would_vanish(self, doc: Canvas, node_id: str) -> bool:
+        node = doc.nodes.get(node_id)
+        if node is None or node_id in self.kept_alive:
+            return False
+        return all(any(s.start <= ref.start < s.stop for s in self.statements) for ref in node.refs)
+
+
 def rewrite_chain(
     doc: Canvas,
     statement: Statement,
@@ -111,6 +276,7 @@ def rewrite_chain(
     drop_nodes: set[str],
     overrides: dict[int, str],
     seen: set[tuple[str, str]] | None = None,
+    scope: RewriteScope | None = None,
 ) -> list[str] | None:
     """New statements for a chain after dropping/renaming; None when it can stay as it is.
 
@@ -168,14 +334,16 @@ def rewrite_chain(
         link = statement.links[index].raw
         out.append(f"{emit(source)} {link} {emit(target)}")
     present = {rename.get(ref.id, ref.id) for s, _, t in kept for ref in (s, t)}
+    scope = scope or RewriteScope([statement])
     for ref in refs:
         if ref.id in drop_nodes or ref.id in rename or ref.start in emitted:
             continue
         has_shape = ref.shape is not None or ref.start in overrides
-        if has_shape or (ref.id not in present and _only_here(doc, ref.id, statement)):
+        if has_shape or (ref.id not in present and scope.would_vanish(doc, ref.id)):
             out.append(ref_text(ref))
             emitted.add(ref.start)
             present.add(ref.id)
+    scope.kept_alive.update(present)
     return out
 
 
@@ -190,10 +358,3 @@ def _chain_text(text: str, statement: Statement, ref_text: Callable[[NodeRef], s
             cursor = ref.end
     pieces.append(text[cursor : statement.stop])
     return "".join(pieces)
-
-
-def _only_here(doc: Canvas, node_id: str, statement: Statement) -> bool:
-    node = doc.nodes.get(node_id)
-    if node is None:
-        return False
-    return all(statement.start <= ref.start < statement.stop for ref in node.refs)

@@ -28,8 +28,8 @@ def render_body(text: str, collapse: Iterable[str] = ()) -> str:
         if repaired is not None:
             doc = parse(repaired)
     patch = Patch(doc)
-    hidden = _collapse_map(doc, set(collapse))
-    roots = {sub.id: sub for sub in doc.subgraphs if sub.id in set(hidden.values())}
+    hidden, root_ids = _collapse_map(doc, set(collapse))
+    roots = {sub.id: sub for sub in doc.subgraphs if sub.id in root_ids}
     seen: set[tuple[str, str]] = {
         (e.source, e.target) for e in doc.edges if e.source not in hidden and e.target not in hidden
     }
@@ -87,27 +87,22 @@ def _render_chain(
     patch.replace_statement(statement, new)
 
 
-def _collapse_map(doc: Canvas, chosen: set[str]) -> dict[str, str]:
-    """Node id -> id of the outermost chosen subgraph that contains it."""
+def _collapse_map(doc: Canvas, chosen: set[str]) -> tuple[dict[str, str], set[str]]:
+    """(node id -> outermost chosen subgraph holding it, the outermost chosen subgraphs)."""
     by_id = {sub.id: sub for sub in doc.subgraphs}
-    hidden: dict[str, str] = {}
-    for node in doc.nodes.values():
-        root = None
-        current = node.subgraph
-        while current is not None and current in by_id:
-            if current in chosen:
-                root = current
-            current = by_id[current].parent
-        if root is not None:
-            hidden[node.id] = root
-    for sub in doc.subgraphs:  # an empty chosen subgraph still collapses to its node
-        if sub.id in chosen and sub.id not in hidden.values():
-            outer = sub.parent
-            while outer is not None and outer not in chosen:
-                outer = by_id[outer].parent if outer in by_id else None
-            if outer is None:
-                hidden[f"\x00{sub.id}"] = sub.id
-    return hidden
+
+    def outermost(start: str | None) -> str | None:
+        found, seen = None, set()
+        while start is not None and start in by_id and start not in seen:
+            seen.add(start)  # duplicate subgraph ids can make the parent chain loop
+            if start in chosen:
+                found = start
+            start = by_id[start].parent
+        return found
+
+    hidden = {node.id: root for node in doc.nodes.values() if (root := outermost(node.subgraph))}
+    roots = {sub.id for sub in doc.subgraphs if sub.id in chosen and outermost(sub.id) == sub.id}
+    return hidden, roots
 
 
 def _summary_node(doc: Canvas, sub: Subgraph, hidden: dict[str, str]) -> str:

@@ -36,9 +36,6 @@ def repair_text(text: str) -> str | None:
         if index and FENCE_LINE.match(line):
             lines = lines[:index]
             break
-    if lines:
-        lines[-1] = re.sub(r'["\s]*[}\]]*\s*$', "", lines[-1]) if body.endswith("}") else lines[-1]
-        lines[-1] = lines[-1].rstrip('"').rstrip()
     header_at = next((i for i, line in enumerate(lines) if HEADER_WORD.match(line.strip())), None)
     if header_at is None:
         return None
