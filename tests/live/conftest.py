@@ -54,7 +54,7 @@ def server_env(var_dir: Path, data_root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def manage(env: dict[str, str], *args: str, **kwargs) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+def run_manage(env: dict[str, str], *args: str, **kwargs) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
@@ -162,3 +162,9 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+@pytest.fixture
+def manage():  # type: ignore[no-untyped-def]
+    """``manage(env, *args)``: run a management command in a subprocess with that environment."""
+    return run_manage
