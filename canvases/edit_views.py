@@ -14,6 +14,7 @@ from django_htmx.http import reswap, retarget
 
 from canvases import selectors, services
 from canvases.models import Canvas
+from canvases.views import node_list_items
 from memviz.pages import json_response, render_page, wants_json
 from sessions.selectors import agent_get
 
@@ -72,7 +73,13 @@ def _editor(
     agent = canvas.agent
     data = selectors.canvas_detail(agent, canvas, request.POST.get("collapsed"))
     data["editor"] = selectors.editor_state(agent, canvas)
-    context = {**data, "flash": flash, "flash_error": error, "keep_view": True}
+    context = {
+        **data,
+        "flash": flash,
+        "flash_error": error,
+        "keep_view": True,
+        "node_items": node_list_items(data, editable=True),
+    }
     return render(request, "canvases/_editor.html", context)
 
 

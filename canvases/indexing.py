@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 
 from canvases.mermaid import Canvas as ParsedCanvas
@@ -26,6 +27,15 @@ def canvas_number_and_label(filename: str) -> tuple[int | None, str]:
     return None, stem
 
 
+@lru_cache(maxsize=16)
+def parsed(text: str) -> ParsedCanvas:
+    """`parse` with a small cache: one edit reads the same text in several places.
+
+    Callers treat the result as read-only (the engine's editors parse their own copy).
+    """
+    return parse(text)
+
+
 def read_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", errors="replace")
 
@@ -34,7 +44,7 @@ def canvas_apply_text(
     canvas: Canvas, text: str, doc: ParsedCanvas | None = None, *, size: int | None = None
 ) -> None:
     """Refresh a canvas row and its nodes from the text now on disk (does not save revisions)."""
-    doc = doc or parse(text)
+    doc = doc or parsed(text)
     canvas.text = text
     canvas.content_hash = content_hash(text)
     canvas.size = len(text.encode("utf-8")) if size is None else size
@@ -55,22 +65,55 @@ def canvas_apply_text(
     ]
     canvas.has_errors = doc.has_errors
     canvas.save()
-    CanvasNode.objects.filter(canvas=canvas).delete()
+    _nodes_sync(canvas, doc)
+
+
+NODE_FIELDS = ("position", "title", "status", "summary", "timestamp", "shape", "subgraph")
+
+
+def _nodes_sync(canvas: Canvas, doc: ParsedCanvas) -> None:
+    """Bring CanvasNode rows in line with the text, touching only nodes that changed.
+
+    Compares plain tuples, not model instances: an edit of a 300-node canvas changes one or two.
+    """
+    wanted: dict[str, tuple] = {}
+    for position, node in enumerate(doc.nodes.values()):
+        fields = node.fields
+        wanted[node.id] = (
+            position,
+            fields.title or node.label,
+            (fields.status or "")[:100],
+            fields.summary or "",
+            (fields.timestamp or "")[:64],
+            node.shape,
+            node.subgraph or "",
+        )
+    existing: dict[str, tuple[int, tuple]] = {}
+    if canvas.pk:
+        for pk, node_id, *values in CanvasNode.objects.filter(canvas=canvas).values_list(
+            "pk", "node_id", *NODE_FIELDS
+        ):
+            existing[node_id] = (pk, tuple(values))
+    stale = [pk for node_id, (pk, _) in existing.items() if node_id not in wanted]
+    if stale:
+        CanvasNode.objects.filter(pk__in=stale).delete()
+    changed = [
+        CanvasNode(pk=existing[node_id][0], **dict(zip(NODE_FIELDS, values, strict=True)))
+        for node_id, values in wanted.items()
+        if node_id in existing and existing[node_id][1] != values
+    ]
+    if changed:
+        CanvasNode.objects.bulk_update(changed, NODE_FIELDS)
     CanvasNode.objects.bulk_create(
         [
             CanvasNode(
                 canvas=canvas,
                 agent_id=canvas.agent_id,
-                node_id=node.id,
-                position=position,
-                title=node.fields.title or node.label,
-                status=(node.fields.status or "")[:100],
-                summary=node.fields.summary or "",
-                timestamp=(node.fields.timestamp or "")[:64],
-                shape=node.shape,
-                subgraph=node.subgraph or "",
+                node_id=node_id,
+                **dict(zip(NODE_FIELDS, values, strict=True)),
             )
-            for position, node in enumerate(doc.nodes.values())
+            for node_id, values in wanted.items()
+            if node_id not in existing
         ]
     )
 

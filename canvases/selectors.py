@@ -10,9 +10,9 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from canvases.indexing import canvas_index_file
+from canvases.indexing import canvas_index_file, parsed
 from canvases.mermaid import Canvas as ParsedCanvas
-from canvases.mermaid import parse, render_body
+from canvases.mermaid import render_body
 from canvases.models import Canvas, Revision
 from sessions.memory.paths import UnsafePath, confine
 from sessions.models import Agent, Ref, Row
@@ -71,7 +71,7 @@ def parse_collapsed(raw: str | None, doc: ParsedCanvas) -> list[str]:
 
 
 def canvas_detail(agent: Agent, canvas: Canvas, collapsed_param: str | None) -> dict[str, Any]:
-    doc = parse(canvas.text)
+    doc = parsed(canvas.text)
     collapsed = parse_collapsed(collapsed_param, doc)
     counts = row_counts(agent, doc)
     return {
@@ -124,7 +124,7 @@ def canvas_detail(agent: Agent, canvas: Canvas, collapsed_param: str | None) -> 
 
 
 def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
-    doc = parse(canvas.text)
+    doc = parsed(canvas.text)
     node = doc.nodes.get(node_id)
     if node is None:
         raise Http404(f"no node {node_id!r} in {canvas.filename}")
@@ -201,7 +201,7 @@ def revision_list(agent: Agent, canvas: Canvas) -> dict[str, Any]:
 
 def node_changes(before: str, after: str) -> dict[str, list[str]]:
     """Node ids added, removed and changed (label, shape or group) between two texts."""
-    old, new = parse(before) if before else None, parse(after)
+    old, new = parsed(before) if before else None, parsed(after)
     old_nodes = old.nodes if old else {}
     added = [i for i in new.nodes if i not in old_nodes]
     removed = [i for i in old_nodes if i not in new.nodes]
@@ -259,7 +259,7 @@ def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
     from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
     from sessions.selectors import placed_node_ids, ref_locate
 
-    doc = parse(canvas.text)
+    doc = parsed(canvas.text)
     counts = row_counts(agent, doc)
     placed = placed_node_ids(agent)
     pruned = pruned_ids(agent.canvases.all())

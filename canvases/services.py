@@ -17,9 +17,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from canvases.indexing import canvas_apply_text, canvas_index_file, revision_record
+from canvases.indexing import canvas_apply_text, canvas_index_file, parsed, revision_record
 from canvases.mermaid import Canvas as ParsedCanvas
-from canvases.mermaid import EditError, EditResult, content_hash, edits, parse
+from canvases.mermaid import EditError, EditResult, content_hash, edits
 from canvases.models import Canvas, Revision
 from sessions.ingest import _offloaded_text
 from sessions.memory import remap
@@ -231,7 +231,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
 
 def _check_parses(before: str, after: str) -> None:
     def errors(text: str) -> int:
-        return sum(1 for p in parse(text).problems if p.severity == "error")
+        return sum(1 for p in parsed(text).problems if p.severity == "error")
 
     if errors(after) > errors(before):
         raise EditRefused("the edited canvas would not parse; nothing was written")
@@ -249,7 +249,7 @@ def _node_signature(doc: ParsedCanvas, node_id: str) -> tuple | None:
 
 def applies_cleanly(base_text: str, current_text: str, op: str, params: dict[str, Any]) -> bool:
     """True when the nodes (or the metadata) the edit touches are the same in both texts."""
-    base, current = parse(base_text), parse(current_text)
+    base, current = parsed(base_text), parsed(current_text)
     if op == "set_meta":
         return base.meta.values == current.meta.values
     if op == "repair":
@@ -362,21 +362,31 @@ def _rows_restore(agent_dir: Path, remaps: dict[str, Any]) -> int:
 
 
 def _rows_index(agent: Agent, remaps: dict[str, Any], *, undo: bool) -> None:
-    """Mirror a file remap (or its undo) in the Row index."""
+    """Mirror a file remap (or its undo) in the Row index, a few queries per node id."""
     node_map = remaps.get("node_map") or {}
     deleted = set(remaps.get("mark_deleted") or [])
+    by_node: dict[str, list[str]] = {}
+    by_offloaded: dict[tuple[str, object], list[str]] = {}
     for rows in (remaps.get("rows") or {}).values():
         for tool_call_id, (node_id, offloaded) in rows.items():
-            qs = Row.objects.filter(agent=agent, tool_call_id=tool_call_id)
-            if node_id in node_map:
-                qs.filter(node_id=node_id if not undo else node_map[node_id]).update(
-                    node_id=node_map[node_id] if not undo else node_id
-                )
+            by_node.setdefault(node_id, []).append(tool_call_id)
             if node_id in deleted:
-                value = (
-                    "deleted" if not undo else (None if offloaded == "__absent__" else offloaded)
-                )
-                qs.update(offloaded=_offloaded_text(value))
+                by_offloaded.setdefault((node_id, offloaded), []).append(tool_call_id)
+    chunk = 500
+    for node_id, ids in by_node.items():
+        if node_id not in node_map:
+            continue
+        old, new = (node_map[node_id], node_id) if undo else (node_id, node_map[node_id])
+        for i in range(0, len(ids), chunk):
+            Row.objects.filter(
+                agent=agent, node_id=old, tool_call_id__in=ids[i : i + chunk]
+            ).update(node_id=new)
+    for (_node_id, offloaded), ids in by_offloaded.items():
+        value = "deleted" if not undo else (None if offloaded == "__absent__" else offloaded)
+        for i in range(0, len(ids), chunk):
+            Row.objects.filter(agent=agent, tool_call_id__in=ids[i : i + chunk]).update(
+                offloaded=_offloaded_text(value)
+            )
 
 
 def _remap_forward(agent: Agent, node_map: dict[str, str], deleted: set[str]) -> dict[str, Any]:
@@ -523,7 +533,7 @@ def _adopt(canvas: Canvas, params: dict[str, Any], text: str, current: str, user
     """Point rows whose node id is on no canvas at a node of this one (rows only, text kept)."""
     source = _text_param(params, "from") or ""
     node = _text_param(params, "node") or ""
-    if node not in parse(text).nodes:
+    if node not in parsed(text).nodes:
         raise EditRefused(f"there is no node {node!r} in {canvas.filename}")
     if source == node:
         raise EditRefused("the rows already belong to that node")
@@ -696,7 +706,7 @@ def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
     last_agent = canvas.revisions.filter(author=AGENT_AUTHOR).order_by("-number").first()
     if last_agent is None:
         return []
-    doc = parse(canvas.text)
+    doc = parsed(canvas.text)
     notes = {n.fields.extra.get("note") for n in doc.nodes.values()}
     out = []
     edits_before = (
@@ -842,7 +852,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
 
 def resume_preview(canvas: Canvas) -> dict[str, Any]:
     agent = canvas.agent
-    doc = parse(canvas.text)
+    doc = parsed(canvas.text)
     block = resume_block(agent.name, canvas.filename, canvas.text, doc.meta.task_goal or "")
     return {
         "block": block,
