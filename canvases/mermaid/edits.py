@@ -98,7 +98,7 @@ def add_edge(text: str, source: str, target: str, *, label: str | None = None) -
         raise EditError(f"there is already an edge {source} → {target}")
     link = "-->"
     if label is not None and label.strip():
-        link = "-->|" + escape_text(label).replace("|", "#124;") + "|"
+        link = '-->|"' + escape_text(label).replace("|", "#124;") + '"|'
     patch = Patch(doc)
     line, indent = _edge_insertion_point(doc, patch)
     patch.insert_lines_after(line, [f"{indent}{source} {link} {target}"])

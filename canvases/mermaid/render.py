@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from .labels import escape_text
@@ -17,6 +18,7 @@ STATUS_STYLES = {
     "paused": "fill:#ece6f5,stroke:#7d5ba6,color:#2f2140,stroke-dasharray:4 3",
     "blocked": "fill:#fde2e2,stroke:#c0392b,color:#5a1a12",
 }
+NOT_ID_CHARS = re.compile(r"[^\w-]")
 REMOVED_FOR_MERMAID = ("meta", "fence")
 
 
@@ -100,13 +102,27 @@ def _collapse_map(doc: Canvas, chosen: set[str]) -> tuple[dict[str, str], set[st
             start = by_id[start].parent
         return found
 
-    hidden = {node.id: root for node in doc.nodes.values() if (root := outermost(node.subgraph))}
+    hidden = {
+        node.id: summary_id(root)
+        for node in doc.nodes.values()
+        if (root := outermost(node.subgraph))
+    }
     roots = {sub.id for sub in doc.subgraphs if sub.id in chosen and outermost(sub.id) == sub.id}
+    for sub in doc.subgraphs:  # links to a subgraph now go to the summary node
+        root = outermost(sub.id)
+        if root is not None and summary_id(root) != sub.id:
+            hidden[sub.id] = summary_id(root)
     return hidden, roots
 
 
+def summary_id(subgraph_id: str) -> str:
+    """The subgraph id as a node id (`subgraph Loose title` has spaces a node id cannot have)."""
+    return NOT_ID_CHARS.sub("_", subgraph_id) or "subgraph"
+
+
 def _summary_node(doc: Canvas, sub: Subgraph, hidden: dict[str, str]) -> str:
-    members = [doc.nodes[n] for n, root in hidden.items() if root == sub.id and n in doc.nodes]
+    node_id = summary_id(sub.id)
+    members = [doc.nodes[n] for n, root in hidden.items() if root == node_id and n in doc.nodes]
     counts: dict[str, int] = {}
     for node in members:
         if node.fields.status:
@@ -116,7 +132,7 @@ def _summary_node(doc: Canvas, sub: Subgraph, hidden: dict[str, str]) -> str:
     label = escape_text(sub.title or sub.id) + f"<br/>{len(members)} {noun}"
     if detail:
         label += " · " + escape_text(detail)
-    return f'{sub.id}[["{label}"]]'
+    return f'{node_id}[["{label}"]]'
 
 
 def _status_lines(doc: Canvas, hidden: dict[str, str]) -> list[str]:

@@ -1,0 +1,63 @@
+"""render_body: what mermaid.js gets (header and fences gone, repairs, styling, collapsing)."""
+
+from __future__ import annotations
+
+from canvases.mermaid import parse, render_body
+
+
+def test_metadata_and_fences_are_removed_but_comment_meta_stays(fixtures, corpus):
+    body = render_body(fixtures["fixture-a-upstream/002-migrate-orders-api.mmd"])
+    assert body.startswith("flowchart TD\n")
+    assert "%%{" not in body
+    fenced = render_body(corpus["fenced.mmd"])
+    assert "```" not in fenced and fenced.startswith("flowchart TD\n")
+    comment = render_body(corpus["comment-meta.mmd"])
+    assert comment.startswith("%% taskGoal:")
+
+
+def test_escaped_arrows_and_quotes_are_repaired(fixtures, corpus):
+    body = render_body(fixtures["fixture-b-wild/003-k8s-canary-deploy.mmd"])
+    assert "&gt;" not in body
+    assert "  N2 -->|rollout| 003-N3\n" in body
+    quoted = render_body(corpus["meta-single-percent.mmd"])
+    assert '\\"' not in quoted and "#quot;Sprintf#quot;" in quoted
+
+
+def test_status_classes_are_added_once(fixtures):
+    body = render_body(fixtures["fixture-a-upstream/002-migrate-orders-api.mmd"])
+    assert "classDef done " in body and "classDef doing " in body
+    assert body.count("classDef blocked") == 1  # the file's own classDef is kept, not doubled
+    assert "class 002-N2,002-N3 done" in body
+    assert body.count("class 002-N4 blocked") == 1
+    doc = parse(body)
+    assert not doc.has_errors
+    assert list(doc.nodes) == [f"002-N{k}" for k in range(1, 6)]
+
+
+def test_collapse_replaces_a_subgraph_by_one_summary_node(fixtures, corpus):
+    body = render_body(fixtures["fixture-b-wild/003-k8s-canary-deploy.mmd"], collapse=["rollout"])
+    doc = parse(body)
+    assert "rollout" in doc.nodes
+    assert "003-N3" not in doc.nodes and "003-N4" not in doc.nodes
+    assert [(e.source, e.target) for e in doc.edges] == [("N1", "N2"), ("N2", "rollout")]
+    assert "2 nodes" in doc.nodes["rollout"].label
+    assert "class rollout blocked" in body
+    nested = render_body(corpus["subgraphs-nested.mmd"], collapse=["phase1a", "phase2"])
+    doc = parse(nested)
+    assert {"phase1a", "phase2"} <= set(doc.nodes)
+    assert ("phase1a", "phase2") in {(e.source, e.target) for e in doc.edges}
+    assert not doc.has_errors
+    outer = parse(render_body(corpus["subgraphs-nested.mmd"], collapse=["phase1", "phase1a"]))
+    assert "phase1a" not in outer.nodes and "phase1" in outer.nodes
+    assert "4 nodes" not in outer.nodes["phase1"].label and "3 nodes" in outer.nodes["phase1"].label
+
+
+def test_unknown_collapse_ids_and_any_text_are_fine(corpus):
+    assert render_body(corpus["template.mmd"], collapse=["nope"]).startswith("flowchart TD")
+    assert render_body("") == "\n"
+    repaired = render_body(corpus["oneliner.mmd"])
+    assert repaired.startswith("flowchart TD\n    011-N1")
+
+
+def test_crlf_becomes_lf(corpus):
+    assert "\r" not in render_body(corpus["crlf-tabs.mmd"])
