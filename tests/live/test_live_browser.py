@@ -117,6 +117,18 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "live-canvas.png"), full_page=True)
 
+    # While the user edits, the page warns instead of swapping the form away.
+    page.evaluate(
+        "document.body.setAttribute('data-editing', '1'); window.__editorEl = document.getElementById('editor') || document.getElementById('diagram')"
+    )
+    with open(mmd, "a", encoding="utf-8") as handle:
+        handle.write('\n    002-N5["second rewrite<br/>status: todo"]')
+    page.locator("#live-banner", has_text="The agent just rewrote this canvas").wait_for(
+        timeout=10000
+    )
+    assert page.evaluate("window.__editorEl.isConnected") is True
+    page.screenshot(path=str(ARTIFACTS / "live-canvas-editing.png"), full_page=True)
+
     # The session page follows too.
     page.goto(f"{server.url}/a/main/s/{SESSION}/")
     page.wait_for_function("document.body.dataset.liveState === 'live'", timeout=10000)

@@ -1,0 +1,351 @@
+"""Live updates end to end, against a real daphne (``manage.py run``) on loopback.
+
+Usage: python bench/bench_live.py [--quick]
+
+1. File append → websocket message: rows appended one by one to an offload JSONL of a watched
+   agent (the in-process watcher of ``run``), latency until a connected client receives the
+   ``agent.changed`` message naming the row; p50 / p95 over 1,000 events (target p95 ≤ 500 ms).
+2. Pushed event → websocket message: one row per ``POST /api/stream/<agent>/``, same measure.
+3. Push throughput: batches of 500 rows, events/s, against the floor of appending the same bytes
+   to a file (with one fsync per batch, the least a durable write costs).
+4. 50 websocket clients connected while 200 events/s are appended for 60 s: every client must get
+   every row, with no connection error.
+``--quick`` shrinks every count and duration to seconds for CI. Everything lives in a temp folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import websockets
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO.parent / "shared" / "fixtures" / "fixture-a-upstream" / "main"
+SESSION = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def row_bytes(tcid: str) -> bytes:
+    row = {
+        "tool_call_id": tcid,
+        "tool_call": "exec: bench",
+        "summary": "benchmark row " + tcid,
+        "timestamp": "2026-06-15T10:00:00.000+08:00",
+        "score": 5,
+        "node_id": None,
+    }
+    return (json.dumps(row, separators=(",", ":")) + "\n").encode()
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+class Server:
+    def __init__(self, work: Path) -> None:
+        self.root = work / "root"
+        shutil.copytree(FIXTURE, self.root / "main")
+        self.port = free_port()
+        self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
+        self.env.update(
+            MEMVIZ_VAR_DIR=str(work / "var"),
+            MEMVIZ_DATA_ROOT=str(self.root),
+            MEMVIZ_PUSH_ROOT=str(work / "pushed"),
+            MEMVIZ_ANONYMOUS_VIEW="1",
+            MEMVIZ_LOG_LEVEL="WARNING",
+            DJANGO_SETTINGS_MODULE="memviz.settings",
+        )
+        self.log = (work / "server.log").open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "manage.py", "run", "--no-worker", "--port", str(self.port)],
+            cwd=REPO,
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        self.token = subprocess.run(
+            [sys.executable, "manage.py", "stream_token", "pushbench"],
+            cwd=REPO,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        time.sleep(1.0)  # the watcher's catch-up pass
+
+    @property
+    def ws_base(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/live/"
+
+    def post(self, conn: http.client.HTTPConnection, body: bytes) -> dict:
+        conn.request(
+            "POST",
+            "/api/stream/pushbench/",
+            body,
+            {"Authorization": f"Bearer {self.token}", "Content-Type": "application/x-ndjson"},
+        )
+        response = conn.getresponse()
+        data = json.loads(response.read())
+        if response.status != 200:
+            raise RuntimeError(f"{response.status}: {data}")
+        return data
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+async def collect(
+    url: str, origin: str, expected: int, sent: dict[str, float], produce, timeout: float
+) -> list[float]:  # type: ignore[no-untyped-def]
+    """Connect, run ``produce`` in a thread, return latencies (s) of every expected row."""
+    latencies: dict[str, float] = {}
+    async with websockets.connect(url, origin=origin, max_size=None) as ws:
+        json.loads(await ws.recv())  # live.ready
+        task = asyncio.get_running_loop().run_in_executor(None, produce)
+        deadline = time.monotonic() + timeout
+        while len(latencies) < expected and time.monotonic() < deadline:
+            try:
+                msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
+            except TimeoutError:
+                continue
+            now = time.perf_counter()
+            for rows in msg.get("rows", {}).values():
+                for tcid in rows["tool_call_ids"]:
+                    if tcid in sent and tcid not in latencies:
+                        latencies[tcid] = now - sent[tcid]
+        await task
+    return list(latencies.values())
+
+
+def bench_file_latency(server: Server, n: int, gap: float) -> dict:
+    path = server.root / "main" / f"offload-{SESSION}.jsonl"
+    sent: dict[str, float] = {}
+
+    def produce() -> None:
+        for i in range(n):
+            tcid = f"file_{i}"
+            with open(path, "ab") as handle:
+                sent[tcid] = time.perf_counter()
+                handle.write(row_bytes(tcid))
+            time.sleep(gap)
+
+    lat = asyncio.run(
+        collect(
+            server.ws_base + "main/",
+            f"http://127.0.0.1:{server.port}",
+            n,
+            sent,
+            produce,
+            n * gap + 30,
+        )
+    )
+    return {
+        "events": n,
+        "received": len(lat),
+        "p50_ms": 1000 * pct(lat, 50),
+        "p95_ms": 1000 * pct(lat, 95),
+        "max_ms": 1000 * max(lat),
+    }
+
+
+def bench_push_latency(server: Server, n: int, gap: float) -> dict:
+    sent: dict[str, float] = {}
+    conn = http.client.HTTPConnection("127.0.0.1", server.port)
+    server.post(
+        conn,
+        json.dumps({"type": "row", "session": "s1", "row": json.loads(row_bytes("warm"))}).encode(),
+    )
+
+    def produce() -> None:
+        for i in range(n):
+            tcid = f"push_{i}"
+            body = json.dumps(
+                {"type": "row", "session": "s1", "row": json.loads(row_bytes(tcid))}
+            ).encode()
+            sent[tcid] = time.perf_counter()
+            server.post(conn, body)
+            time.sleep(gap)
+
+    # The pushed agent's slug: "pushbench" (no watched agent of that name).
+    lat = asyncio.run(
+        collect(
+            server.ws_base + "pushbench/",
+            f"http://127.0.0.1:{server.port}",
+            n,
+            sent,
+            produce,
+            n * gap + 60,
+        )
+    )
+    return {
+        "events": n,
+        "received": len(lat),
+        "p50_ms": 1000 * pct(lat, 50),
+        "p95_ms": 1000 * pct(lat, 95),
+        "max_ms": 1000 * max(lat),
+    }
+
+
+def bench_push_throughput(server: Server, total: int, batch: int, work: Path) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port)
+    bodies = []
+    floor_batches = []
+    for start in range(0, total, batch):
+        rows = [row_bytes(f"tp_{i}") for i in range(start, min(total, start + batch))]
+        bodies.append(
+            b"\n".join(
+                json.dumps({"type": "row", "session": "tp", "row": json.loads(r)}).encode()
+                for r in rows
+            )
+        )
+        floor_batches.append(b"".join(rows))
+    started = time.perf_counter()
+    for body in bodies:
+        server.post(conn, body)
+    push_s = time.perf_counter() - started
+    floor_path = work / "floor.jsonl"
+    started = time.perf_counter()
+    for data in floor_batches:
+        fd = os.open(floor_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.write(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+    floor_s = time.perf_counter() - started
+    return {
+        "events": total,
+        "batch": batch,
+        "push_events_per_s": total / push_s,
+        "floor_events_per_s": total / floor_s,
+        "ratio_of_floor": floor_s / push_s,
+    }
+
+
+def bench_fanout(server: Server, clients: int, rate: int, seconds: float) -> dict:
+    path = server.root / "main" / f"offload-{SESSION}.jsonl"
+    n = int(rate * seconds)
+    errors: list[str] = []
+    sent: dict[str, float] = {}
+    ready = threading.Event()
+
+    def produce() -> None:
+        ready.wait(30)
+        started = time.perf_counter()
+        for i in range(n):
+            target = started + i / rate
+            delay = target - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            tcid = f"fan_{i}"
+            with open(path, "ab") as handle:
+                sent[tcid] = time.perf_counter()
+                handle.write(row_bytes(tcid))
+
+    async def client(k: int, connected: list[int]) -> list[float]:
+        lat: dict[str, float] = {}
+        try:
+            async with websockets.connect(
+                server.ws_base + "main/", origin=f"http://127.0.0.1:{server.port}", max_size=None
+            ) as ws:
+                json.loads(await ws.recv())
+                connected.append(k)
+                if len(connected) == clients:
+                    ready.set()
+                deadline = time.monotonic() + seconds + 30
+                while len(lat) < n and time.monotonic() < deadline:
+                    try:
+                        msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
+                    except TimeoutError:
+                        continue
+                    now = time.perf_counter()
+                    for rows in msg.get("rows", {}).values():
+                        for tcid in rows["tool_call_ids"]:
+                            if tcid.startswith("fan_") and tcid not in lat:
+                                lat[tcid] = now - sent.get(tcid, now)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"client {k}: {exc!r}")
+        return list(lat.values())
+
+    async def main() -> list[list[float]]:
+        connected: list[int] = []
+        producer = asyncio.get_running_loop().run_in_executor(None, produce)
+        results = await asyncio.gather(*(client(k, connected) for k in range(clients)))
+        await producer
+        return results
+
+    results = asyncio.run(main())
+    complete = sum(1 for r in results if len(r) == n)
+    every = [x for r in results for x in r]
+    return {
+        "clients": clients,
+        "rate": rate,
+        "seconds": seconds,
+        "events": n,
+        "clients_complete": complete,
+        "errors": errors[:5],
+        "error_count": len(errors),
+        "p50_ms": 1000 * pct(every, 50) if every else None,
+        "p95_ms": 1000 * pct(every, 95) if every else None,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    q = args.quick
+    with tempfile.TemporaryDirectory(prefix="memviz-bench-live-") as tmp:
+        work = Path(tmp)
+        server = Server(work)
+        try:
+            results = {
+                "file_append_to_ws": bench_file_latency(
+                    server, 100 if q else 1000, 0.01 if q else 0.02
+                ),
+                "push_to_ws": bench_push_latency(server, 100 if q else 1000, 0.005 if q else 0.01),
+                "push_throughput": bench_push_throughput(server, 2000 if q else 50000, 500, work),
+                "fanout": bench_fanout(server, 10 if q else 50, 50 if q else 200, 3 if q else 60),
+            }
+        finally:
+            server.stop()
+    print(json.dumps(results, indent=2))
+    lat = results["file_append_to_ws"]
+    fan = results["fanout"]
+    ok = (
+        lat["received"] == lat["events"]
+        and lat["p95_ms"] <= 500
+        and results["push_to_ws"]["received"] == results["push_to_ws"]["events"]
+        and fan["error_count"] == 0
+        and fan["clients_complete"] == fan["clients"]
+    )
+    print("OK" if ok else "FAILED: see the figures above")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
