@@ -120,27 +120,50 @@ class Server:
         self.proc.wait(10)
 
 
+def connect(server: Server, agent: str):  # type: ignore[no-untyped-def]
+    return websockets.connect(
+        f"{server.ws_base}{agent}/", origin=f"http://127.0.0.1:{server.port}", max_size=None
+    )
+
+
+async def receive_rows(
+    ws, latencies: dict[str, float], sent: dict[str, float], expected: int, timeout: float
+) -> None:  # type: ignore[no-untyped-def]
+    """Read messages until ``expected`` rows named in ``sent`` arrived; record each one's latency."""
+    deadline = time.monotonic() + timeout
+    while len(latencies) < expected and time.monotonic() < deadline:
+        try:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
+        except TimeoutError:
+            continue
+        now = time.perf_counter()
+        for rows in msg.get("rows", {}).values():
+            for tcid in rows["tool_call_ids"]:
+                if tcid not in latencies and tcid in sent:
+                    latencies[tcid] = now - sent[tcid]
+
+
 async def collect(
-    url: str, origin: str, expected: int, sent: dict[str, float], produce, timeout: float
+    server: Server, agent: str, expected: int, sent: dict[str, float], produce, timeout: float
 ) -> list[float]:  # type: ignore[no-untyped-def]
     """Connect, run ``produce`` in a thread, return latencies (s) of every expected row."""
     latencies: dict[str, float] = {}
-    async with websockets.connect(url, origin=origin, max_size=None) as ws:
+    async with connect(server, agent) as ws:
         json.loads(await ws.recv())  # live.ready
         task = asyncio.get_running_loop().run_in_executor(None, produce)
-        deadline = time.monotonic() + timeout
-        while len(latencies) < expected and time.monotonic() < deadline:
-            try:
-                msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
-            except TimeoutError:
-                continue
-            now = time.perf_counter()
-            for rows in msg.get("rows", {}).values():
-                for tcid in rows["tool_call_ids"]:
-                    if tcid in sent and tcid not in latencies:
-                        latencies[tcid] = now - sent[tcid]
+        await receive_rows(ws, latencies, sent, expected, timeout)
         await task
     return list(latencies.values())
+
+
+def latency_summary(n: int, lat: list[float]) -> dict:
+    return {
+        "events": n,
+        "received": len(lat),
+        "p50_ms": 1000 * pct(lat, 50),
+        "p95_ms": 1000 * pct(lat, 95),
+        "max_ms": 1000 * max(lat),
+    }
 
 
 def bench_file_latency(server: Server, n: int, gap: float) -> dict:
@@ -155,23 +178,8 @@ def bench_file_latency(server: Server, n: int, gap: float) -> dict:
                 handle.write(row_bytes(tcid))
             time.sleep(gap)
 
-    lat = asyncio.run(
-        collect(
-            server.ws_base + "main/",
-            f"http://127.0.0.1:{server.port}",
-            n,
-            sent,
-            produce,
-            n * gap + 30,
-        )
-    )
-    return {
-        "events": n,
-        "received": len(lat),
-        "p50_ms": 1000 * pct(lat, 50),
-        "p95_ms": 1000 * pct(lat, 95),
-        "max_ms": 1000 * max(lat),
-    }
+    lat = asyncio.run(collect(server, "main", n, sent, produce, n * gap + 30))
+    return latency_summary(n, lat)
 
 
 def bench_push_latency(server: Server, n: int, gap: float) -> dict:
@@ -193,23 +201,8 @@ def bench_push_latency(server: Server, n: int, gap: float) -> dict:
             time.sleep(gap)
 
     # The pushed agent's slug: "pushbench" (no watched agent of that name).
-    lat = asyncio.run(
-        collect(
-            server.ws_base + "pushbench/",
-            f"http://127.0.0.1:{server.port}",
-            n,
-            sent,
-            produce,
-            n * gap + 60,
-        )
-    )
-    return {
-        "events": n,
-        "received": len(lat),
-        "p50_ms": 1000 * pct(lat, 50),
-        "p95_ms": 1000 * pct(lat, 95),
-        "max_ms": 1000 * max(lat),
-    }
+    lat = asyncio.run(collect(server, "pushbench", n, sent, produce, n * gap + 60))
+    return latency_summary(n, lat)
 
 
 def bench_push_throughput(server: Server, total: int, batch: int, work: Path) -> dict:
@@ -269,24 +262,12 @@ def bench_fanout(server: Server, clients: int, rate: int, seconds: float) -> dic
     async def client(k: int, connected: list[int]) -> list[float]:
         lat: dict[str, float] = {}
         try:
-            async with websockets.connect(
-                server.ws_base + "main/", origin=f"http://127.0.0.1:{server.port}", max_size=None
-            ) as ws:
+            async with connect(server, "main") as ws:
                 json.loads(await ws.recv())
                 connected.append(k)
                 if len(connected) == clients:
                     ready.set()
-                deadline = time.monotonic() + seconds + 30
-                while len(lat) < n and time.monotonic() < deadline:
-                    try:
-                        msg = json.loads(await asyncio.wait_for(ws.recv(), 1))
-                    except TimeoutError:
-                        continue
-                    now = time.perf_counter()
-                    for rows in msg.get("rows", {}).values():
-                        for tcid in rows["tool_call_ids"]:
-                            if tcid.startswith("fan_") and tcid not in lat:
-                                lat[tcid] = now - sent.get(tcid, now)
+                await receive_rows(ws, lat, sent, n, seconds + 30)
         except Exception as exc:  # noqa: BLE001
             errors.append(f"client {k}: {exc!r}")
         return list(lat.values())
