@@ -147,4 +147,18 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
     )
     page.locator("#timeline", has_text="live row C on the timeline").wait_for(timeout=10000)
     page.screenshot(path=str(ARTIFACTS / "live-session.png"), full_page=True)
+
+    # The agent page: its figures follow.
+    page.goto(f"{server.url}/a/main/")
+    page.wait_for_function("document.body.dataset.liveState === 'live'", timeout=10000)
+    rows_figure = page.locator("dt:text-is('Rows') + dd")
+    before = int(rows_figure.inner_text())
+    _append_rows(
+        agent_dir / f"offload-{SESSION}.jsonl",
+        [{"tool_call_id": "call_live_D", "summary": "live row D", "node_id": None}],
+    )
+    page.wait_for_function(
+        "document.querySelector('main').innerText.includes('live row D')", timeout=10000
+    )
+    assert int(rows_figure.inner_text()) == before + 1
     assert not page.errors, page.errors  # type: ignore[attr-defined]
