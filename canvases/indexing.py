@@ -94,6 +94,10 @@ def _nodes_sync(canvas: Canvas, doc: ParsedCanvas) -> None:
             "pk", "node_id", *NODE_FIELDS
         ):
             existing[node_id] = (pk, tuple(values))
+    differing = sum(1 for i, v in wanted.items() if i not in existing or existing[i][1] != v)
+    if differing > 20:  # e.g. positions shifted after a merge: rewriting beats a CASE update
+        CanvasNode.objects.filter(canvas=canvas).delete()
+        existing = {}
     stale = [pk for node_id, (pk, _) in existing.items() if node_id not in wanted]
     if stale:
         CanvasNode.objects.filter(pk__in=stale).delete()

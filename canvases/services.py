@@ -286,26 +286,43 @@ def _alias_map(id_map: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def _rows_before(agent_dir: Path, ids: set[str]) -> dict[str, dict[str, list]]:
-    """{file: {tool_call_id: [node_id, offloaded]}} of rows naming `ids`, read before a remap."""
-    editor = remap.RowEditor({}, ids)
-    out: dict[str, dict[str, list]] = {}
-    if not editor.active:
-        return out
-    for path in remap.offload_files(agent_dir):
-        with contextlib.suppress(FileNotFoundError):
-            data = path.read_bytes()
-            for line in editor.candidate_lines(data):
-                try:
-                    row = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(row, dict) and row.get("node_id") in ids and row.get("tool_call_id"):
-                    out.setdefault(path.name, {})[str(row["tool_call_id"])] = [
-                        row.get("node_id"),
-                        row.get("offloaded", "__absent__"),
-                    ]
-    return out
+class _RecordingEditor(remap.RowEditor):
+    """The forward remap, noting each changed row's old `node_id` / `offloaded` for an exact undo."""
+
+    def __init__(self, node_map: dict[str, str], mark_deleted: set[str]) -> None:
+        super().__init__(node_map, mark_deleted)
+        self.seen: dict[str, list] = {}
+
+    def _edit_line(self, line: bytes) -> bytes | None:
+        edited = super()._edit_line(line)
+        if edited is not None:
+            row = json.loads(line)
+            self.seen.setdefault(
+                str(row["tool_call_id"]),
+                [row.get("node_id"), row.get("offloaded", "__absent__")],
+            )
+        return edited
+
+
+def _remap_recorded(
+    agent_dir: Path, node_map: dict[str, str], deleted: set[str]
+) -> tuple[dict[str, dict[str, list]], int, list[str]]:
+    """`remap_rows`, one editor per file so the changed rows are known per file.
+
+    Runs the same per-file rewrite (`remap._rewrite_file`: append-safe, late-append recovery)
+    under the same folder lock as `remap.remap_rows`.
+    """
+    rows: dict[str, dict[str, list]] = {}
+    changed, files = 0, []
+    with lock_folder(agent_dir):
+        for path in remap.offload_files(agent_dir):
+            editor = _RecordingEditor(node_map, deleted)
+            count, _ = remap._rewrite_file(path, editor.apply, editor.apply)
+            if count:
+                rows[path.name] = editor.seen
+                changed += count
+                files.append(path.name)
+    return rows, changed, files
 
 
 class _RowRestorer(remap.RowEditor):
@@ -373,8 +390,11 @@ def _rows_index(agent: Agent, remaps: dict[str, Any], *, undo: bool) -> None:
             if node_id in deleted:
                 by_offloaded.setdefault((node_id, offloaded), []).append(tool_call_id)
     chunk = 500
+    if not undo:
+        for old, new in node_map.items():  # the file remap moved every row of `old`
+            Row.objects.filter(agent=agent, node_id=old).update(node_id=new)
     for node_id, ids in by_node.items():
-        if node_id not in node_map:
+        if node_id not in node_map or not undo:
             continue
         old, new = (node_map[node_id], node_id) if undo else (node_id, node_map[node_id])
         for i in range(0, len(ids), chunk):
@@ -395,17 +415,16 @@ def _remap_forward(agent: Agent, node_map: dict[str, str], deleted: set[str]) ->
     agent_dir = Path(agent.path)
     node_map = _alias_map(node_map)
     deleted = {a for d in deleted for a in _aliases(d)}
-    rows = _rows_before(agent_dir, set(node_map) | deleted)
     try:
-        result = remap.remap_rows(agent_dir, node_map=node_map, mark_deleted=deleted)
+        rows, changed, files = _remap_recorded(agent_dir, node_map, deleted)
     except remap.RemapConflict as exc:
         raise EditRefused(str(exc)) from None
     remaps = {
         "node_map": node_map,
         "mark_deleted": sorted(deleted),
         "rows": rows,
-        "rows_changed": result.rows_changed,
-        "files": result.files_changed,
+        "rows_changed": changed,
+        "files": files,
     }
     _rows_index(agent, remaps, undo=False)
     return remaps
