@@ -253,3 +253,50 @@ def test_live_detection(setup) -> None:  # type: ignore[no-untyped-def]
     (agent_dir / "state.json").touch()
     status = services.agent_live(canvas.agent)
     assert status.live and "written" in status.reasons[0]
+
+
+def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A real second process appends rows while merges and undos run through the service."""
+    import subprocess
+    import sys
+    import time
+
+    canvas, user, agent_dir = setup
+    files = [p.name for p in sorted(agent_dir.glob("offload-*.jsonl"))]
+    stop = tmp_path / "stop"
+    script = Path(__file__).resolve().parents[1] / "sessions" / "memory" / "appender_proc.py"
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(agent_dir), str(stop), "1500", *files],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        deadline = time.monotonic() + 3
+        rounds = 0
+        while time.monotonic() < deadline:
+            canvas.refresh_from_db()
+            services.canvas_apply_edit(
+                canvas=canvas,
+                op="merge",
+                params={"nodes": ["002-N2", "002-N3"]},
+                base_hash=canvas.content_hash,
+                user=user,
+            )
+            services.canvas_undo(canvas=canvas, user=user)
+            rounds += 1
+        stop.touch()
+        counts = json.loads(proc.stdout.readline())
+    finally:
+        proc.wait(timeout=10)
+    assert rounds >= 3
+    for name in files:
+        lines = (agent_dir / name).read_bytes().split(b"\n")
+        assert lines[-1] == b""  # ends with a complete line
+        rows = [json.loads(line) for line in lines[:-1] if line.strip()]  # every line is JSON
+        appended = [r for r in rows if str(r.get("tool_call_id", "")).startswith("app-")]
+        assert len(appended) == counts[name]
+        assert [r["seq"] for r in appended] == sorted(r["seq"] for r in appended)
+        assert all(r["x_future"]["flag"] is True for r in appended)  # unknown keys kept
+    # the last undo put the merged node's rows back
+    assert any(r.get("node_id") == "002-N3" for r in rows_on_disk(agent_dir))
