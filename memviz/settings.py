@@ -108,7 +108,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
     # A file, not memory, so a real Celery worker process in the tests can share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-memviz.sqlite3")}
+    # Named per process so two test runs on one machine never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-memviz-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
