@@ -430,49 +430,89 @@ def _ref_dirs(folder: AgentFolder) -> list[Path]:
     return sorted({d for d in [folder.refs_dir, *folder.refs_dirs] if d.is_dir()})
 
 
+# The header of every ref variant fits well within this; the body is never read at ingest.
+REF_HEAD_BYTES = 2048
+
+
 def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> list[str]:
-    """Index ref files by name, size and header; bodies stay on disk. Returns the new names."""
-    known = {r.name: r for r in Ref.objects.filter(agent=agent).only("name", "size", "mtime_ns")}
-    seen: set[str] = set()
-    new: list[Ref] = []
-    changed: list[Ref] = []
+    """Index ref files by name, size and header; bodies stay on disk. Returns the new names.
+
+    A refs folder whose mtime is unchanged since the last ingest gained or lost no file and is
+    not scanned (refs are written once; the plugin never edits one in place later).
+    """
+    new_names: list[str] = []
     for refs_dir in _ref_dirs(folder):
-        with os.scandir(refs_dir) as entries:
-            for entry in entries:
-                if entry.name.startswith(".") or not entry.name.endswith(".md"):
-                    continue
-                if not entry.is_file(follow_symlinks=False):
-                    continue
-                name = os.path.relpath(entry.path, folder.path)
-                seen.add(name)
-                st = entry.stat(follow_symlinks=False)
-                ref = known.get(name)
-                if ref is not None and ref.size == st.st_size and ref.mtime_ns == st.st_mtime_ns:
-                    continue
-                info = read_ref_info(Path(entry.path))
-                fields = {
-                    "size": st.st_size,
-                    "mtime_ns": st.st_mtime_ns,
-                    "tool": (info.tool or "")[:200],
-                    "call_id": (info.call_id or "")[:300],
-                    "timestamp": (info.timestamp or "")[:64],
-                }
-                if ref is None:
-                    new.append(Ref(agent=agent, name=name, **fields))
-                else:
-                    for key, value in fields.items():
-                        setattr(ref, key, value)
-                    changed.append(ref)
-    Ref.objects.bulk_create(new, batch_size=ROW_BATCH)
-    if changed:
-        Ref.objects.bulk_update(
-            changed, ["size", "mtime_ns", "tool", "call_id", "timestamp"], batch_size=ROW_BATCH
+        rel_dir = os.path.relpath(refs_dir, folder.path)
+        try:
+            dir_mtime = refs_dir.stat().st_mtime_ns
+        except FileNotFoundError:
+            continue
+        tracked, _ = TrackedFile.objects.get_or_create(
+            agent=agent, relpath=rel_dir, defaults={"kind": "refs-dir", "mtime_ns": -1}
+        )
+        if tracked.mtime_ns == dir_mtime:
+            continue
+        new_names += _refs_dir_sync(agent, refs_dir, rel_dir, report)
+        tracked.mtime_ns = dir_mtime
+        tracked.save(update_fields=["mtime_ns"])
+    return new_names
+
+
+def _refs_dir_sync(agent: Agent, refs_dir: Path, rel_dir: str, report: IngestReport) -> list[str]:
+    prefix = f"{rel_dir}/"
+    known = {
+        name: (size, mtime)
+        for name, size, mtime in Ref.objects.filter(agent=agent, name__startswith=prefix)
+        .values_list("name", "size", "mtime_ns")
+        .iterator(chunk_size=ROW_BATCH)
+    }
+    seen: set[str] = set()
+    new: list[tuple] = []
+    changed: list[tuple] = []
+    with os.scandir(refs_dir) as entries:
+        for entry in entries:
+            if entry.name.startswith(".") or not entry.name.endswith(".md"):
+                continue
+            if not entry.is_file(follow_symlinks=False):
+                continue
+            name = prefix + entry.name
+            seen.add(name)
+            st = entry.stat(follow_symlinks=False)
+            if known.get(name) == (st.st_size, st.st_mtime_ns):
+                continue
+            info = read_ref_info(entry.path, head_bytes=REF_HEAD_BYTES)
+            values = (
+                st.st_size,
+                st.st_mtime_ns,
+                (info.tool or "")[:200],
+                (info.call_id or "")[:300],
+                (info.timestamp or "")[:64],
+            )
+            (changed if name in known else new).append((name, *values))
+    _refs_insert(agent, new)
+    for name, size, mtime_ns, tool, call_id, timestamp in changed:
+        Ref.objects.filter(agent=agent, name=name).update(
+            size=size, mtime_ns=mtime_ns, tool=tool, call_id=call_id, timestamp=timestamp
         )
     gone = set(known) - seen
     if gone:
         Ref.objects.filter(agent=agent, name__in=gone).delete()
     report.refs_indexed += len(new) + len(changed)
-    return [r.name for r in new]
+    return [item[0] for item in new]
+
+
+def _refs_insert(agent: Agent, refs: list[tuple]) -> None:
+    if not refs:
+        return
+    columns = ("agent_id", "name", "size", "mtime_ns", "tool", "call_id", "timestamp")
+    quote = connection.ops.quote_name
+    sql = (
+        f"INSERT INTO {quote(Ref._meta.db_table)} ({', '.join(quote(c) for c in columns)}) "
+        f"VALUES ({', '.join(['%s'] * len(columns))})"
+    )
+    with connection.cursor() as cursor:
+        for start in range(0, len(refs), ROW_BATCH):
+            cursor.executemany(sql, [(agent.pk, *r) for r in refs[start : start + ROW_BATCH]])
 
 
 class OctetLength(Func):

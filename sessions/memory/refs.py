@@ -126,25 +126,33 @@ def _variant(text: str) -> RefVariant:
     return "unknown"
 
 
-def read_ref_info(path: Path) -> RefInfo:
-    """Header facts of a ref from its first 8 KB only."""
+def read_ref_info(path: Path | str, *, head_bytes: int = HEAD_READ_BYTES) -> RefInfo:
+    """Header facts of a ref from its first ``head_bytes`` (8 KB by default) only."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        head = handle.read(HEAD_READ_BYTES)
-    text = head.decode("utf-8", errors="replace")
-    variant = _variant(text)
-    bold = _fields(_BOLD_FIELD, text)
-    listed = _fields(_LIST_FIELD, text) if variant == "go" else {}
-    title = _TITLE.search(text)
+        head = handle.read(head_bytes)
+    # One byte-exact decoding serves both the boundary (offsets count the file's own bytes)
+    # and the fields; only the short header is re-decoded with replacement characters.
+    exact = head.decode("utf-8", errors="surrogateescape")
+    bounds = _header_end(exact)
+    header_exact = exact[: bounds[0]] if bounds is not None else exact
+    variant = _variant(exact[: bounds[1]] if bounds is not None else exact)
+    # Header fields are looked for in the header only: result text may contain look-alikes.
+    header = header_exact.encode("utf-8", errors="surrogateescape").decode("utf-8", "replace")
+    bold = _fields(_BOLD_FIELD, header)
+    listed = _fields(_LIST_FIELD, header) if variant == "go" else {}
+    title = _TITLE.search(header)
     tool = bold.get("tool") or listed.get("tool_name") or (title.group(1) if title else None)
     call_id = bold.get("call id") or bold.get("tool_call_id") or listed.get("tool_call_id")
     timestamp = bold.get("timestamp") or listed.get("timestamp")
     result_offset: int | None = None
-    # Find the boundary on a byte-exact decoding so the offset counts the file's own bytes.
-    exact = head.decode("utf-8", errors="surrogateescape")
-    bounds = _header_end(exact) if variant != "unknown" else None
-    if bounds is not None and (bounds[1] < len(exact) or len(head) == size):
+    if (
+        variant != "unknown"
+        and bounds is not None
+        and (bounds[1] < len(exact) or len(head) == size)
+    ):
         result_offset = len(exact[: bounds[1]].encode("utf-8", errors="surrogateescape"))
+    path = Path(path)
     return RefInfo(
         path=path,
         name=path.name,
