@@ -202,7 +202,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
                 text,
                 _text_param(params, "node") or "",
                 title=_optional(params, "title"),
-                summary=params.get("summary") if isinstance(params.get("summary"), str) else None,
+                summary=_optional(params, "summary"),  # empty means "leave it as it is"
             )
         if op == "add_edge":
             return edits.add_edge(

@@ -235,11 +235,13 @@
 
   const SHORTCUTS = { m: "merge", a: "annotate", s: "status", e: "edit", g: "edge", t: "meta", Delete: "prune" };
   document.addEventListener("keydown", (ev) => {
-    if (ev.target.closest("input, textarea, select")) {
+    const typing = ev.target.closest("textarea, select, input:not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button])");
+    if (typing) {
       if (ev.key === "Escape") { closeForms(); ev.target.blur(); }
       return;
     }
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (document.querySelector("dialog[open]")) return;  // Escape closes the help, nothing else
     const editing = !!document.querySelector(".edit-toolbar");
     if (editing && SHORTCUTS[ev.key]) { ev.preventDefault(); openForm(SHORTCUTS[ev.key]); return; }
     if (editing && ev.key === "z") { submitHidden("undo"); return; }

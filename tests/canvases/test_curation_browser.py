@@ -84,6 +84,11 @@ def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: 
     node(page, "002-N2").click()
     node(page, "002-N3").click(modifiers=["Shift"])
     assert page.locator("#selection-list").inner_text() == "002-N2, 002-N3"
+    assert "selected" in (node(page, "002-N3").get_attribute("class") or "")
+    page.keyboard.press("?")
+    assert page.locator("#shortcut-help").is_visible()
+    page.keyboard.press("Escape")
+    assert not page.locator("#shortcut-help").is_visible()
     page.keyboard.press("m")
     merge = page.locator('.op-form[data-form="merge"]')
     assert merge.is_visible()

@@ -203,3 +203,15 @@ def test_canvas_page_shows_edit_controls_only_when_signed_in(
     assert signed.select_one("#live .badge").get_text() == "agent idle"
     data = client_in.get(url + "?format=json").json()
     assert data["editor"]["undo"] is None and data["content_hash"] == base()
+
+
+def test_htmx_edit_form_blank_fields_leave_values(client_in: Client, agent_dir: Path) -> None:
+    response = client_in.post(
+        OPS,
+        {"op": "edit", "base": base(), "node": "002-N5", "title": "money.py 完成", "summary": ""},
+        HTTP_HX_REQUEST="true",
+    )
+    assert response.status_code == 200
+    node = parse((agent_dir / "mmds" / FILE).read_text()).nodes["002-N5"]
+    assert node.fields.title == "money.py 完成"
+    assert node.fields.summary == "to_money() 统一 quantize(0.01)，待全量回归"
