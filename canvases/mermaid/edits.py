@@ -159,7 +159,7 @@ def prune(text: str, node_id: str, *, bridge: bool = True) -> EditResult:
         succs = _unique(e.target for e in doc.edges if e.source == node_id and e.target != node_id)
         added = [(p, s) for p in preds for s in succs if p != s and (p, s) not in existing]
         if added:
-            line, indent = _edge_insertion_point(doc, patch, avoid=node_id)
+            line, indent = _edge_insertion_point(doc, patch)
             patch.insert_lines_after(line, [f"{indent}{p} --> {s}" for p, s in added])
     return _finish(doc, patch, removed=[node_id], added_edges=added, removed_edges=removed_edges)
 
@@ -544,24 +544,24 @@ def _update_meta_time(patch: Patch, doc: Canvas, merged_stamp: str | None) -> No
 # placing new lines, finishing
 
 
-def _edge_insertion_point(doc: Canvas, patch: Patch, avoid: str | None = None) -> tuple[int, str]:
+def _edge_insertion_point(doc: Canvas, patch: Patch) -> tuple[int, str]:
     """After the last top-level chain statement (outside every subgraph), with its indent."""
-    inside = [(s.line_start, s.line_end) for s in doc.subgraphs]
     best: Statement | None = None
+    depth = 0
     for statement in doc.statements:
-        if statement.kind not in ("chain", "header", "end"):
-            continue
-        if statement.kind == "chain" and any(a < statement.line < b for a, b in inside):
-            continue
-        if statement.kind == "end" and any(a < statement.line < b for a, b in inside):
-            continue
-        best = statement
+        kind = statement.kind
+        if kind == "subgraph":
+            depth += 1
+        elif kind == "end":
+            depth = max(0, depth - 1)
+            if depth == 0:
+                best = statement
+        elif depth == 0 and kind in ("chain", "header"):
+            best = statement
     if best is None:
         return len(doc.line_starts), "    "
-    indent = patch.indent_of(best) if best.kind == "chain" else "    "
-    if best.kind == "end":
-        indent = patch.indent_of(best)
-    return best.line_end, indent or ("    " if best.kind == "header" else indent)
+    indent = patch.indent_of(best) if best.kind != "header" else ""
+    return best.line_end, indent or "    "
 
 
 def _unique(items: Iterable[str | None]) -> list[str]:
@@ -594,7 +594,50 @@ def _finish(doc: Canvas, patch: Patch, **fields: object) -> EditResult:
     except PatchConflict as error:
         raise EditError(f"this edit could not be applied cleanly: {error}") from None
     _check_written_lines(written)
+    renumbered = _renumber_link_styles(doc, new_text, fields.get("id_map") or {})
+    if renumbered is not None:
+        new_text, diff = renumbered, _diff(doc.text, renumbered)
     result = EditResult(text=new_text, diff=diff)
     for key, value in fields.items():
         setattr(result, key, value)
     return result
+
+
+def _renumber_link_styles(doc: Canvas, new_text: str, rename: dict[str, str]) -> str | None:
+    """`linkStyle <n>` counts edges: after edges move, point each line at the same edges again."""
+    styles = [s for s in doc.statements if s.kind == "linkStyle"]
+    if not styles or all(_link_indices(doc.text, s) is None for s in styles):
+        return None
+    new_doc = parse(new_text)
+    old_edges = [
+        (rename.get(e.source, e.source), rename.get(e.target, e.target)) for e in doc.edges
+    ]
+    new_edges = [(e.source, e.target) for e in new_doc.edges]
+    if old_edges == new_edges:
+        return None
+    free: dict[tuple[str, str], list[int]] = {}
+    for index, pair in enumerate(new_edges):
+        free.setdefault(pair, []).append(index)
+    moved = {}
+    for index, pair in enumerate(old_edges):
+        if free.get(pair):
+            moved[index] = free[pair].pop(0)
+    patch = Patch(new_doc)
+    for statement in (s for s in new_doc.statements if s.kind == "linkStyle"):
+        indices = _link_indices(new_text, statement)
+        if indices is None:
+            continue
+        kept = [moved[i] for i in indices if i in moved]
+        style = new_text[statement.start : statement.stop].split(None, 2)[2:]
+        if not kept or not style:
+            patch.remove_statement(statement)
+        elif kept != indices:
+            patch.replace_statement(statement, [f"linkStyle {','.join(map(str, kept))} {style[0]}"])
+    return patch.apply()
+
+
+def _link_indices(text: str, statement: Statement) -> list[int] | None:
+    parts = text[statement.start : statement.stop].split(None, 2)
+    if len(parts) < 2 or not re.fullmatch(r"\d+(?:,\d+)*", parts[1]):
+        return None  # `linkStyle default …` and anything unusual stay as written
+    return [int(i) for i in parts[1].split(",")]

@@ -228,6 +228,6 @@ def scan_chain(
             eol = len(text) if eol < 0 else eol
         link = scan_link(text, pos)
         if link is None:
-            return groups, links, pos, None
+            return groups, links, ref.end, None
         links.append(link)
         pos = SPACES.match(text, link.end).end()

@@ -180,24 +180,20 @@ def _fast(
     edges: list[Edge],
 ) -> bool:
     """Record a line read by FAST_LINE; False sends it to the general path."""
+    first, opener, label, closer, arrow, link_label, second, semicolon = match.groups()
     sub = state.stack[-1].id if state.stack else None
-    start = match.start(1)
-    if match.group(2) is not None:
-        label = match.group(3)
-        shape = SHAPE_OF_PAIR.get((match.group(2), match.group(4)))
+    start, id_end = match.span(1)
+    if opener is not None:
+        shape = SHAPE_OF_PAIR.get((opener, closer))
         if shape is None or label.endswith("\\"):
             return False
         end = match.end(4)
-        ref = NodeRef(match.group(1), start, match.end(1), end, shape, label, match.start(2), end)
-        ref.quoted = True
-        statements.append(
-            Statement(
-                "chain", lineno, lineno, start, match.end(8) if match.group(8) else end, [[ref]]
-            )
-        )
-        node = nodes.get(ref.id)
+        ref = NodeRef(first, start, id_end, end, shape, label, id_end, end, True)
+        stop = match.end(8) if semicolon else end
+        statements.append(Statement("chain", lineno, lineno, start, stop, [[ref]]))
+        node = nodes.get(first)
         if node is None:
-            nodes[ref.id] = Node(ref.id, "", "", "bare", lineno, sub, [ref], ref)
+            nodes[first] = Node(first, "", "", "bare", lineno, sub, [ref], ref)
             return True
         node.refs.append(ref)
         if node.label_ref is None:
@@ -206,18 +202,20 @@ def _fast(
         if node.subgraph is None and sub is not None:
             node.subgraph = sub
         return True
-    arrow, label = match.group(5), match.group(6)
-    link_end = match.end(6) + 1 if label is not None else match.end(5)
-    if label is not None:
-        label = label.strip().strip('"')
+    arrow_start, arrow_end = match.span(5)
+    if link_label is not None:
+        link_end = match.end(6) + 1
+        link_label = link_label.strip().strip('"')
+    else:
+        link_end = arrow_end
     kind = link_kind(arrow)
-    link = Link(state.text[match.start(5) : link_end], arrow, kind, label, match.start(5), link_end)
-    source = NodeRef(match.group(1), start, match.end(1), match.end(1))
-    target = NodeRef(match.group(7), match.start(7), match.end(7), match.end(7))
-    stop = match.end(8) if match.group(8) else match.end(7)
-    statement = Statement("chain", lineno, lineno, start, stop, [[source], [target]], [link])
+    link = Link(state.text[arrow_start:link_end], arrow, kind, link_label, arrow_start, link_end)
+    source = NodeRef(first, start, id_end, id_end)
+    target_start, target_end = match.span(7)
+    target = NodeRef(second, target_start, target_end, target_end)
+    stop = match.end(8) if semicolon else target_end
     number = len(statements)
-    statements.append(statement)
+    statements.append(Statement("chain", lineno, lineno, start, stop, [[source], [target]], [link]))
     for ref in (source, target):
         node = nodes.get(ref.id)
         if node is None:
@@ -226,9 +224,7 @@ def _fast(
             node.refs.append(ref)
             if node.subgraph is None and sub is not None:
                 node.subgraph = sub
-    edge = Edge(source.id, target.id, label, kind, arrow, lineno)
-    edge.statement, edge.link = number, 0
-    edges.append(edge)
+    edges.append(Edge(first, second, link_label, kind, arrow, lineno, number, 0))
     return True
 
 

@@ -9,7 +9,7 @@ import pytest
 from canvases.mermaid import EditError, edits, parse
 from canvases.mermaid.patch import split_lines
 
-HUNK = re.compile(r"@@ -(\d+),(\d+) \+(\d+),(\d+) @@")
+HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 
 
 def changed_lines(old: str, new: str, diff: str) -> tuple[list[str], list[str]]:
@@ -19,7 +19,7 @@ def changed_lines(old: str, new: str, diff: str) -> tuple[list[str], list[str]]:
     added: list[str] = []
     old_at = new_at = 0
     for match in HUNK.finditer(diff):
-        a, b, c, d = (int(g) for g in match.groups())
+        a, b, c, d = (int(g) if g is not None else 1 for g in match.groups())
         old_start = a - 1 if b else a
         new_start = c - 1 if d else c
         assert old_lines[old_at:old_start] == new_lines[new_at : new_at + old_start - old_at]
@@ -334,3 +334,25 @@ def test_edit_that_would_break_the_file_is_refused():
     text = 'flowchart TD\n    A["a"]\n'
     with pytest.raises(EditError):
         edits.add_edge(text, "A", "A B")
+
+
+def test_link_styles_follow_their_edges():
+    text = (
+        "flowchart TD\n"
+        "    A --> B\n"
+        "    B --> C\n"
+        "    C --> D\n"
+        "    linkStyle 0 stroke:#f00\n"
+        "    linkStyle 1,2 stroke:#0f0\n"
+        "    linkStyle default stroke:#999\n"
+    )
+    removed = edits.remove_edge(text, "A", "B")
+    assert "    linkStyle 0 stroke:#f00\n" not in removed.text
+    assert "    linkStyle 0,1 stroke:#0f0\n" in removed.text
+    assert "linkStyle default stroke:#999" in removed.text
+    pruned = edits.prune(text, "B")
+    assert "linkStyle 0 stroke:#0f0" in pruned.text  # C --> D moved up; the bridge is new
+    merged = edits.merge(text, ["A", "B"])
+    assert "linkStyle 0,1 stroke:#0f0" in merged.text  # B --> C became A --> C
+    assert "stroke:#f00" not in merged.text  # A --> B became a self-loop and went
+    assert not parse(merged.text).problems

@@ -168,9 +168,9 @@ def apply_unified(old: str, diff: str) -> str:
     lines = split_lines(diff)[2:]
     index = 0
     while index < len(lines):
-        match = re.match(r"@@ -(\d+),(\d+) \+\d+,\d+ @@", lines[index])
+        match = re.match(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@", lines[index])
         assert match, lines[index]
-        start = int(match.group(1)) - (1 if int(match.group(2)) else 0)
+        start = int(match.group(1)) - (1 if int(match.group(2) or 1) else 0)
         out.extend(old_lines[at:start])
         at = start
         index += 1
