@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 from urllib.parse import quote
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
-from django.utils.text import Truncator
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET
 
 from canvases import selectors
@@ -20,45 +19,32 @@ from sessions.selectors import agent_get
 
 
 def node_list_items(data: dict[str, Any], *, editable: bool) -> SafeString:
-    """The node list's <li>s, built in Python: a 300-node canvas re-renders it on every edit
-    and the template loop alone took ~30 ms of the 100 ms round-trip budget."""
+    """The node list's <li>s, built in Python: a 300-node canvas re-renders it on every edit,
+    and as a template loop (or with format_html) it took a third of the 100 ms round-trip budget.
+    Every value goes through html.escape."""
     base = reverse("canvas", args=[data["agent"], data["file"]])
-
-    def item(n: dict[str, Any]) -> tuple:
-        url = f"{base}n/{quote(n['id'], safe='')}/"
+    parts = []
+    for n in data["nodes"]:
+        node_id = escape(n["id"])
+        url = escape(f"{base}n/{quote(n['id'], safe='')}/")
         box = (
-            format_html(
-                '<input type="checkbox" class="node-select" value="{}" aria-label="select {}"> ',
-                n["id"],
-                n["id"],
-            )
+            f'<input type="checkbox" class="node-select" value="{node_id}" '
+            f'aria-label="select {node_id}"> '
             if editable
             else ""
         )
         note = (n.get("extra") or {}).get("note")
-        note_html = (
-            format_html(' <span class="badge note" title="{}">note</span>', note) if note else ""
+        note_html = f' <span class="badge note" title="{escape(note)}">note</span>' if note else ""
+        title = n["title"] or ""
+        title = escape(title if len(title) <= 80 else title[:79] + "…")
+        parts.append(
+            f'<li data-node="{node_id}">{box}<a href="{url}" hx-get="{url}" hx-target="#node-panel"'
+            f' class="node-link"><span class="pill {status_class(n["status"])}">'
+            f"{escape(n['status'] or '—')}</span> <code>{node_id}</code> {title}</a> "
+            f'<span class="muted small" title="rows mapped to this node">{int(n["rows"])} rows'
+            f"</span>{note_html}</li>"
         )
-        return (
-            n["id"],
-            box,
-            url,
-            url,
-            status_class(n["status"]),
-            n["status"] or "—",
-            n["id"],
-            Truncator(n["title"] or "").chars(80),
-            n["rows"],
-            note_html,
-        )
-
-    return format_html_join(
-        "\n",
-        '<li data-node="{}">{}<a href="{}" hx-get="{}" hx-target="#node-panel" class="node-link">'
-        '<span class="pill {}">{}</span> <code>{}</code> {}</a> '
-        '<span class="muted small" title="rows mapped to this node">{} rows</span>{}</li>',
-        (item(n) for n in data["nodes"]),
-    )
+    return mark_safe("\n".join(parts))  # noqa: S308 - every interpolated value is escaped above
 
 
 @require_GET
