@@ -12,7 +12,7 @@ from functools import lru_cache
 from .labels import escape_text, raw_segment_safe, raw_segments, truncate
 from .lexer import SHAPE_DELIMITERS
 from .meta import PROGRESS_KEY, format_braced, format_comment, merge_keys, parse_comment
-from .model import STATUS_VOCABULARY, Canvas, Node, Statement
+from .model import STATUS_VOCABULARY, Canvas, Node, NodeRef, Statement
 from .parser import parse
 from .patch import (
     Patch,
@@ -329,7 +329,7 @@ def _safe(segment: str) -> str:
     return raw_segment_safe(segment)
 
 
-def _ref_with_label(doc: Canvas, ref, label: str, *, force_rect: bool = False) -> str:  # noqa: ANN001
+def _ref_with_label(doc: Canvas, ref: NodeRef, label: str, *, force_rect: bool = False) -> str:
     shape = "rect" if force_rect or ref.shape not in SHAPE_DELIMITERS else ref.shape
     opener, closer = SHAPE_DELIMITERS[shape]
     suffix = doc.text[ref.shape_end if ref.shape_end >= 0 else ref.id_end : ref.end]

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 
 N_ID = re.compile(r"(?<![\w-])((?:[\w-]*?-)?N)(\d+)\b")
+THREE_DIGITS = re.compile(r"\d{3}-N")
 
 
 def next_node_id(text: str, removed: Iterable[str] = ()) -> str:
@@ -19,5 +20,6 @@ def next_node_id(text: str, removed: Iterable[str] = ()) -> str:
             highest = max(highest, number)
     if not prefixes:
         return "N1"
-    prefix = max(prefixes, key=lambda p: (prefixes[p], re.match(r"\d{3}-", p) is not None))
+    # the file's own `NNN-` prefix wins over `N`, `label-N` and `n_NNN-N` forms (rule 3, §4.7)
+    prefix = max(prefixes, key=lambda p: (THREE_DIGITS.fullmatch(p) is not None, prefixes[p]))
     return f"{prefix}{highest + 1}"

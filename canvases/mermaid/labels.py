@@ -13,7 +13,6 @@ MERMAID_ENTITY = re.compile(r"#(\w+);")
 TITLE_SPLIT = re.compile(r"[:：]")
 # Words the agent's regexes key on; in free text they are written with `#58;` for the colon.
 FIELD_WORD_INJECTION = re.compile(r"\b(status|summary|timestamp)\s*[:：]", re.IGNORECASE)
-FIELD_KEYS = {"status", "summary", "timestamp"}
 
 
 def _mermaid_entity(match: re.Match[str]) -> str:
@@ -138,7 +137,3 @@ def raw_segments(label_raw: str) -> list[tuple[str | None, str]]:
         match = KEY_VALUE.fullmatch(segment)
         result.append((match.group(1).strip().lower() if match else None, segment))
     return result
-
-
-def join_segments(segments: list[str]) -> str:
-    return "<br/>".join(raw_segment_safe(s) for s in segments if s != "")

@@ -14,8 +14,11 @@ LINK = re.compile(
     r"(?:-{2,}(?:>|&gt;|o|x)|-{3,}|-\.+-(?:>|&gt;|o|x)?|={2,}(?:>|&gt;|o|x)|={3,}|~{3,})"
 )
 TEXT_LINK = re.compile(
-    r"(?P<head><|&lt;)?(?P<open>--|-\.|==)(?![->=])[ \t]*(?P<text>[^\n|]*?)[ \t]*"
-    r"(?P<close>-{2,}(?:>|&gt;|o|x)|-{3,}|\.-+(?:>|&gt;|o|x)?|={2,}(?:>|&gt;|o|x)|={3,})"
+    # `-- text -->`, `-. text .->`, `== text ==>`: the closing half must match the opening one
+    r"(?P<head><|&lt;)?(?:(?P<open>--)(?![->=])[ \t]*(?P<text>[^\n|]*?)[ \t]*"
+    r"(?P<close>-{2,}(?:>|&gt;|o|x)|-{3,})"
+    r"|(?P<dopen>-\.)(?![->=])[ \t]*(?P<dtext>[^\n|]*?)[ \t]*(?P<dclose>\.-+(?:>|&gt;|o|x)?)"
+    r"|(?P<topen>==)(?![->=])[ \t]*(?P<ttext>[^\n|]*?)[ \t]*(?P<tclose>={2,}(?:>|&gt;|o|x)|={3,}))"
 )
 PIPE_LABEL = re.compile(r"[ \t]*\|([^|\n]*)\|")
 
@@ -34,10 +37,7 @@ SHAPES: list[tuple[str, tuple[tuple[str, str], ...]]] = [
     ("{", (("}", "rhombus"),)),
     (">", (("]", "asymmetric"),)),
 ]
-SHAPE_DELIMITERS: dict[str, tuple[str, str]] = {}
-for _opener, _closers in SHAPES:
-    for _close, _shape in _closers:
-        SHAPE_DELIMITERS[_shape] = (_opener, _close)
+SHAPE_DELIMITERS = {shape: (opener, close) for opener, cs in SHAPES for close, shape in cs}
 SHAPE_OF_PAIR = {(o, c): shape for o, closers in SHAPES for c, shape in closers}
 _OPENERS = "|".join(re.escape(o) for o, _ in SHAPES)
 _CLOSERS = "|".join(
@@ -98,12 +98,18 @@ def scan_link(text: str, pos: int) -> Link | None:
             end = pipe.end()
         return Link(text[pos:end], arrow, link_kind(arrow), label, pos, end)
     match = TEXT_LINK.match(text, pos)
-    if match is None or not match.group("text"):
+    if match is None:
         return None
-    close = match.group("close")
-    opener = match.group("open")
-    arrow = (match.group("head") or "") + (opener[0] + close if opener == "-." else close)
-    label = match.group("text").strip().strip('"')
+    head = match.group("head") or ""
+    if match.group("open"):
+        label, arrow = match.group("text"), head + match.group("close")
+    elif match.group("dopen"):
+        label, arrow = match.group("dtext"), head + "-" + match.group("dclose")
+    else:
+        label, arrow = match.group("ttext"), head + match.group("tclose")
+    if not label:
+        return None
+    label = label.strip().strip('"')
     return Link(match.group(0), arrow, link_kind(arrow), label, pos, match.end())
 
 
@@ -159,7 +165,10 @@ def _scan_shape(text: str, pos: int, eol: int, ref: NodeRef) -> int:
                 best, best_shape, best_closer = found, shape, closer
         if best < 0:
             raise LexError(pos, f"unclosed {opener!r} label")
-        ref.shape, ref.label_raw, ref.shape_start = best_shape, text[start:best], pos
+        label = text[start:best]
+        if '"' in label:
+            raise LexError(start + label.index('"'), 'a " inside an unquoted label')
+        ref.shape, ref.label_raw, ref.shape_start = best_shape, label, pos
         return best + len(best_closer)
     raise LexError(pos, "unknown shape")  # pragma: no cover - OPENERS guard the call
 

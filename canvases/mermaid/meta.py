@@ -7,8 +7,6 @@ import re
 
 from .model import CanvasMeta
 
-# The plugin's own test: `^%%\{\s*(.*?)\s*\}%%` on the whole file, then JSON.parse("{" + m + "}").
-PLUGIN_META = re.compile(r"^%%\{\s*(.*?)\s*\}%%")
 DOUBLE_FORM = re.compile(r"%%\{(.*)\}%%\s*$", re.DOTALL)
 SINGLE_FORM = re.compile(r"%\{(.*)\}%\s*$", re.DOTALL)
 COMMENT_FORM = re.compile(r"%%\s*([A-Za-z_][\w（）()\-]*)\s*[:：]\s*(.*?)\s*$")
@@ -132,19 +130,6 @@ def parse_progress(value: object) -> int | None:
             return None
         number = float(match.group(0))
     return int(round(number)) if 0 <= number <= 100 else None
-
-
-def plugin_task_goal(text: str) -> str:
-    """What the plugin itself reads as taskGoal (empty when its strict JSON parse fails)."""
-    match = PLUGIN_META.match(text)
-    if match is None:
-        return ""
-    try:
-        values = json.loads("{" + match.group(1) + "}")
-    except ValueError:
-        return ""
-    goal = values.get("taskGoal", "") if isinstance(values, dict) else ""
-    return goal if isinstance(goal, str) else ""
 
 
 def clean_value(value: object) -> object:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 
 STATUS_VOCABULARY = ("done", "doing", "todo", "paused", "blocked")
@@ -150,6 +151,4 @@ class Canvas:
 
     def line_of(self, offset: int) -> int:
         """1-based line number of a character offset."""
-        from bisect import bisect_right
-
         return bisect_right(self.line_starts, offset)

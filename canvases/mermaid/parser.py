@@ -26,6 +26,7 @@ SUBGRAPH = re.compile(
     r"""subgraph[ \t]+(?:(?P<id>[^\s\["]+)[ \t]*(?:\[(?P<title>[^\n]*?)\])?"""
     r"""|"(?P<quoted>[^"\n]*)"|(?P<bare>[^\n;]*?))[ \t]*;?[ \t]*$"""
 )
+CLASS_NAME = re.compile(r"[\w-]+")
 DIRECTION = re.compile(r"direction[ \t]+(TB|TD|BT|RL|LR)\b")
 ID_LIST = re.compile(r"[^\s,;]+")
 FENCE = re.compile(r"[ \t]*```+[ \t]*(?:mermaid)?[ \t]*$", re.IGNORECASE)
@@ -33,13 +34,12 @@ RESERVED_IDS = {"end"}
 
 
 class _State:
-    __slots__ = ("canvas", "text", "stack", "subgraph_nodes", "header_seen")
+    __slots__ = ("canvas", "text", "stack", "header_seen")
 
     def __init__(self, canvas: Canvas) -> None:
         self.canvas = canvas
         self.text = canvas.text
         self.stack: list[Subgraph] = []
-        self.subgraph_nodes: dict[str, list[str]] = {}
         self.header_seen = False
 
 
@@ -122,6 +122,11 @@ def _parse_lines(state: _State) -> None:
                     canvas.meta = build_meta(form, values, lineno, lineno)
                     _check_meta_position(canvas, lineno, form)
                 _add(canvas, "meta", lineno, lineno, pos, eol)
+                continue
+            if braced is None and line.startswith("%%{"):
+                message = "'%%{' without '}%%': mermaid reads it as an unclosed directive"
+                canvas.problems.append(Problem(lineno, pos - line_start + 1, message, "warning"))
+                _add(canvas, "meta_broken", lineno, lineno, pos, eol)
                 continue
             if line.startswith("%%"):
                 comment = None if state.header_seen else parse_comment(line)
@@ -243,6 +248,8 @@ def _skip_front_matter(canvas: Canvas, index: int, lineno: int, pos: int) -> int
         end = starts[other + 1] if other + 1 < len(starts) else len(text)
         if text[starts[other] : end].strip() == "---":
             _add(canvas, "front_matter", lineno, other + 1, pos, end)
+            if other == index:
+                canvas.problems.append(Problem(lineno, 1, "empty front matter", "error"))
             return other + 1
     canvas.problems.append(Problem(lineno, 1, "front matter '---' is never closed", "error"))
     return len(starts)
@@ -351,7 +358,9 @@ def _keyword(state: _State, word: str, lineno: int, pos: int, eol: int) -> None:
             canvas.problems.append(Problem(lineno, 1, "'end' without a subgraph", "error"))
     elif word == "direction":
         if DIRECTION.match(text, pos) is None:
-            canvas.problems.append(Problem(lineno, 1, "bad direction", "warning"))
+            canvas.problems.append(
+                Problem(lineno, 1, "'direction' needs TB, TD, BT, RL or LR", "error")
+            )
     elif word in ("class", "style", "click"):
         parts = rest.split(None, 1)
         if not parts:
@@ -359,8 +368,9 @@ def _keyword(state: _State, word: str, lineno: int, pos: int, eol: int) -> None:
             return
         statement.ids = ID_LIST.findall(parts[0]) if word == "class" else [parts[0]]
         statement.name = parts[1].strip().rstrip(";").strip() if len(parts) > 1 else ""
-        if word == "class" and not statement.name:
-            canvas.problems.append(Problem(lineno, 1, "'class' without a class name", "error"))
+        if word == "class" and not CLASS_NAME.fullmatch(statement.name):
+            message = f"'class' needs one class name, not {statement.name[:30]!r}"
+            canvas.problems.append(Problem(lineno, 1, message, "error"))
     elif word == "classDef":
         parts = rest.split(None, 1)
         statement.name = parts[0] if parts else ""

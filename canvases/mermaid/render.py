@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 
 from .labels import escape_text
-from .model import STATUS_VOCABULARY, Canvas, Subgraph
+from .model import STATUS_VOCABULARY, Canvas, Statement, Subgraph
 from .parser import parse
 from .patch import Patch, rewrite_chain
 from .repair import repair_text
@@ -19,7 +19,7 @@ STATUS_STYLES = {
     "blocked": "fill:#fde2e2,stroke:#c0392b,color:#5a1a12",
 }
 NOT_ID_CHARS = re.compile(r"[^\w-]")
-REMOVED_FOR_MERMAID = ("meta", "fence")
+REMOVED_FOR_MERMAID = ("meta", "meta_broken", "fence")
 
 
 def render_body(text: str, collapse: Iterable[str] = ()) -> str:
@@ -58,7 +58,7 @@ def render_body(text: str, collapse: Iterable[str] = ()) -> str:
 def _render_chain(
     doc: Canvas,
     patch: Patch,
-    statement,  # noqa: ANN001
+    statement: Statement,
     hidden: dict[str, str],
     seen: set[tuple[str, str]],
 ) -> None:

@@ -194,6 +194,8 @@ def test_prune_never_reuses_the_id_of_a_pruned_node(fixtures):
     assert next_node_id(pruned, removed=["002-N5"]) == "002-N6"
     assert next_node_id("flowchart TD\n  N1 --> N2\n") == "N3"
     assert next_node_id("flowchart TD\n  fix-login-N4\n") == "fix-login-N5"
+    canary = fixtures["fixture-b-wild/003-k8s-canary-deploy.mmd"]
+    assert next_node_id(canary) == "003-N5"  # the file's own prefix, not the bare `N` form
 
 
 def test_merge_as_the_spec_recipe_says(fixtures):

@@ -329,3 +329,21 @@ def test_fixture_c_enhanced(fixtures):
 def test_progress_spellings(key, value):
     doc = parse(f'%%{{ "taskGoal": "x", "{key}": {value} }}%%\nflowchart TD\n  A\n')
     assert doc.meta.progress == 55
+
+
+@pytest.mark.parametrize(
+    ("text", "severity"),
+    [
+        ("flowchart LR\n  C -. D ==> E\n", "error"),  # a text link's halves must match
+        ('flowchart TD\n  A(say "hi")\n', "error"),  # quotes need a quoted label
+        ("flowchart TD\n  direction\n", "error"),
+        ("flowchart TD\n  A\n  class A done==>\n", "error"),
+        ("---\n---\nflowchart TD\n  A\n", "error"),
+        ('%%{ "taskGoal": "no close\nflowchart TD\n  A\n', "warning"),  # render_body drops it
+    ],
+)
+def test_what_mermaid_rejects_is_reported(text, severity):
+    """Found by rendering generated canvases in chromium: each is now a problem, not silence."""
+    doc = parse(text)
+    assert severity in {p.severity for p in doc.problems}
+    assert doc.serialize() == text

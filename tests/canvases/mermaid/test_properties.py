@@ -123,6 +123,8 @@ def check_parse(text: str) -> None:
         assert problem.line >= 1 and problem.col >= 1
         assert problem.severity in ("error", "warning")
     render_body(text)
+    if doc.subgraphs:
+        render_body(text, collapse=[doc.subgraphs[0].id, doc.subgraphs[-1].id])
 
 
 @SETTINGS
