@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from canvases.indexing import canvas_apply_text, canvas_index_file, parsed, revision_record
@@ -548,7 +549,9 @@ def canvas_apply_edit(
     return outcome
 
 
-def _adopt(canvas: Canvas, params: dict[str, Any], text: str, current: str, user: Any):  # noqa: ANN202
+def _adopt(
+    canvas: Canvas, params: dict[str, Any], text: str, current: str, user: Any
+) -> EditOutcome:
     """Point rows whose node id is on no canvas at a node of this one (rows only, text kept)."""
     source = _text_param(params, "from") or ""
     node = _text_param(params, "node") or ""
@@ -578,7 +581,7 @@ def _adopt(canvas: Canvas, params: dict[str, Any], text: str, current: str, user
 # history
 
 
-def _human(canvas: Canvas):  # noqa: ANN202
+def _human(canvas: Canvas) -> QuerySet[Revision]:
     return canvas.revisions.exclude(author=AGENT_AUTHOR)
 
 

@@ -215,3 +215,17 @@ def test_htmx_edit_form_blank_fields_leave_values(client_in: Client, agent_dir: 
     node = parse((agent_dir / "mmds" / FILE).read_text()).nodes["002-N5"]
     assert node.fields.title == "money.py 完成"
     assert node.fields.summary == "to_money() 统一 quantize(0.01)，待全量回归"
+
+
+def test_repair_of_a_one_line_canvas(client_in: Client, agent_dir: Path) -> None:
+    """The plugin's parse-failure fallback writes one line full of literal \\n: repair it."""
+    path = agent_dir / "mmds" / FILE
+    good = path.read_text()
+    path.write_text(good.replace("\n", "\\n"))
+    page = BeautifulSoup(client_in.get(f"/a/main/c/{FILE}/").content, "html.parser")
+    assert page.select_one("input[name=op][value=repair]") is not None
+    response = post(client_in, {"op": "repair", "base": base()})
+    assert response.status_code == 200, response.content
+    repaired = path.read_text()
+    assert repaired.count("\n") >= good.count("\n") - 1
+    assert set(parse(repaired).nodes) == set(parse(good).nodes)
