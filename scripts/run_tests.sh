@@ -25,9 +25,9 @@ export MEMVIZ_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
 # PostgreSQL in a throw-away cluster owned by the postgres user (it refuses to run as root).
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 PG_PORT=$(free_port)
-mkdir -p "$WORK/pg" && chown postgres "$WORK/pg"
+mkdir -p "$WORK/pg" "$WORK/pglog" && chown postgres "$WORK/pg" "$WORK/pglog"
 su postgres -s /bin/sh -c "$PG_BIN/initdb -D $WORK/pg -A trust -U postgres >/dev/null"
-su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D $WORK/pg -o '-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c fsync=off' -l $WORK/pg.log -w start >/dev/null"
+su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D $WORK/pg -o '-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c fsync=off' -l $WORK/pglog/pg.log -w start >/dev/null"
 export MEMVIZ_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/memviz"
 
 export MEMVIZ_VAR_DIR="$WORK/var"
