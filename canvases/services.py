@@ -45,6 +45,17 @@ EDIT_OPS = (
     "set_meta",
     "repair",
 )
+OP_FIELDS = {
+    "merge": ("nodes", "into", "label", "summary", "status"),
+    "annotate": ("node", "text"),
+    "prune": ("node", "bridge", "drop_from_context"),
+    "set_status": ("node", "status"),
+    "edit": ("node", "title", "summary"),
+    "add_edge": ("source", "target", "label"),
+    "remove_edge": ("source", "target"),
+    "set_meta": ("task_goal", "progress"),
+    "repair": (),
+}
 HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt")
 OPS = EDIT_OPS + HISTORY_OPS
 LIVE_WINDOW = timedelta(minutes=2)
@@ -517,7 +528,8 @@ def canvas_apply_edit(
     if result.text == text:
         raise EditRefused("this edit changes nothing")
     _check_parses(text, result.text)
-    clean = {k: v for k, v in params.items() if k not in ("op", "base")}
+    # The page sends the whole selection with every op; the revision keeps what the op used.
+    clean = {k: params[k] for k in OP_FIELDS.get(op, ()) if params.get(k) not in (None, "", [])}
     revision = _commit(
         canvas, op=op, params=clean, before=text, after=result.text, current_hash=current, user=user
     )
