@@ -112,3 +112,32 @@ def test_lint_panel(env) -> None:  # type: ignore[no-untyped-def]
         "html.parser",
     )
     assert soup.select_one(".lint-panel") is not None
+
+
+def test_lint_lists_pruned_rows_and_offers_to_merge_them(env) -> None:  # type: ignore[no-untyped-def]
+    client, folder = env
+    url = "/a/main/c/002-migrate-orders-api.mmd/"
+    base = client.get(url + "?format=json").json()["content_hash"]
+    body = {"op": "prune", "base": base, "node": "002-N4"}
+    assert (
+        client.post(url + "ops/", json.dumps(body), content_type="application/json").status_code
+        == 200
+    )
+    data = client.get(url + "lint/?format=json").json()
+    assert {"node_id": "002-N4", "rows": 1, "pruned": True} in data["rows_on_no_canvas"]
+    soup = BeautifulSoup(client.get(url + "lint/").content, "html.parser")
+    form = soup.select_one(".lint-panel form")
+    assert form.select_one("input[name=op]")["value"] == "adopt"
+    assert form.select_one("input[name=from]")["value"] == "002-N4"
+    response = client.post(
+        url + "ops/",
+        {"op": "adopt", "from": "002-N4", "node": "002-N5", "base": data["content_hash"]},
+    )
+    assert response.status_code == 302
+    rows = [
+        json.loads(line)
+        for path in folder.glob("offload-*.jsonl")
+        for line in path.read_text().splitlines()
+        if line.strip()
+    ]
+    assert not [r for r in rows if r.get("node_id") == "002-N4"]
