@@ -97,6 +97,17 @@ def group_send(group: str, message: dict[str, Any]) -> None:
             asyncio.run_coroutine_threadsafe(_send(layer, group, message), loop)
         return
     try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        _send_blocking(layer, group, message)
+    else:
+        # Called from code that runs inside some other event loop (a sync API driven by one, as
+        # Playwright's is in tests): async_to_sync refuses that thread, so send from another.
+        threading.Thread(target=_send_blocking, args=(layer, group, message), daemon=True).start()
+
+
+def _send_blocking(layer: Any, group: str, message: dict[str, Any]) -> None:
+    try:
         async_to_sync(_send)(layer, group, message)
     except Exception:  # noqa: BLE001 - a broadcast must never fail an ingest
         log.exception("live broadcast to %s failed", group)

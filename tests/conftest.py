@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -28,8 +30,12 @@ def fixtures_root(tmp_path: Path) -> Path:
         pytest.fail(f"the shared fixtures are missing at {SHARED_FIXTURES}")
     target = tmp_path / "fixtures"
     shutil.copytree(SHARED_FIXTURES, target)
-    for path in target.rglob("*"):
+    # Old mtimes, whatever the copy of shared/ on this machine has: a folder written in the
+    # last minutes means "the agent is live" to memviz, and these example agents are not.
+    long_ago = time.time() - 86_400
+    for path in sorted(target.rglob("*"), reverse=True):
         path.chmod(0o755 if path.is_dir() else 0o644)
+        os.utime(path, (long_ago, long_ago))
     return target
 
 

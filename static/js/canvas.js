@@ -123,12 +123,20 @@
     if (panZoom) { try { savedView = savedView || { zoom: panZoom.getZoom(), pan: panZoom.getPan() }; panZoom.destroy(); } catch (e) { /* gone */ } }
     panZoom = svgPanZoom(svgEl, { zoomEnabled: true, controlIconsEnabled: false, fit: true, center: true, minZoom: 0.05, maxZoom: 40, dblClickZoomEnabled: false });
     if (savedView && diagram.dataset.keepView === "1") { panZoom.zoom(savedView.zoom); panZoom.pan(savedView.pan); }
+    else capFitZoom();
     savedView = null;
     showSelection();
     document.body.dataset.canvasRendered = "ok";
     document.body.dataset.renderCount = String(renderCount);
     const m = /#node=(.+)$/.exec(location.hash);
     if (m && !document.querySelector("#node-panel .node-detail") && !selection.length) openNode(diagram, decodeURIComponent(m[1]));
+  }
+
+  // "Fit" blows a three-node canvas up to fill the box; never fit beyond 1.2x real size.
+  const MAX_FIT_SCALE = 1.2;
+  function capFitZoom() {
+    const real = panZoom.getSizes().realZoom;
+    if (real > MAX_FIT_SCALE) { panZoom.zoom(panZoom.getZoom() * MAX_FIT_SCALE / real); panZoom.center(); }
   }
 
   const DIFF_COLOURS = { added: "#2da44e", changed: "#d4a72c", removed: "#cf222e" };
@@ -221,7 +229,7 @@
     const button = ev.target.closest("[data-zoom]");
     if (!button || !panZoom) return;
     const action = button.dataset.zoom;
-    if (action === "in") panZoom.zoomIn(); else if (action === "out") panZoom.zoomOut(); else { panZoom.resize(); panZoom.fit(); panZoom.center(); }
+    if (action === "in") panZoom.zoomIn(); else if (action === "out") panZoom.zoomOut(); else { panZoom.resize(); panZoom.fit(); panZoom.center(); capFitZoom(); }
   });
   document.addEventListener("click", (ev) => {
     // shift-click in the node list selects instead of opening the panel
@@ -251,7 +259,7 @@
     if (!panZoom) return;
     if (ev.key === "+" || ev.key === "=") panZoom.zoomIn();
     else if (ev.key === "-") panZoom.zoomOut();
-    else if (ev.key === "0") { panZoom.resize(); panZoom.fit(); panZoom.center(); }
+    else if (ev.key === "0") { panZoom.resize(); panZoom.fit(); panZoom.center(); capFitZoom(); }
   });
 
   function staleCheck() {
