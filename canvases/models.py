@@ -5,26 +5,28 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+
 from sessions.models import Agent
 
 
 class Canvas(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="canvases")
-    filename = models.CharField(max_length=500)
+    filename = NulSafeCharField(max_length=500)
     number = models.IntegerField(null=True)
-    label = models.CharField(max_length=500, blank=True, default="")
-    task_goal = models.TextField(blank=True, default="")
+    label = NulSafeCharField(max_length=500, blank=True, default="")
+    task_goal = NulSafeTextField(blank=True, default="")
     progress = models.IntegerField(null=True)
-    created_time = models.CharField(max_length=64, blank=True, default="")
-    updated_time = models.CharField(max_length=64, blank=True, default="")
-    content_hash = models.CharField(max_length=64)
-    text = models.TextField(blank=True, default="")
+    created_time = NulSafeCharField(max_length=64, blank=True, default="")
+    updated_time = NulSafeCharField(max_length=64, blank=True, default="")
+    content_hash = NulSafeCharField(max_length=64)
+    text = NulSafeTextField(blank=True, default="")
     size = models.IntegerField(default=0)
     mtime_ns = models.BigIntegerField(default=0)
     node_count = models.IntegerField(default=0)
     edge_count = models.IntegerField(default=0)
-    status_counts = models.JSONField(default=dict)
-    problems = models.JSONField(default=list)
+    status_counts = NulSafeJSONField(default=dict)
+    problems = NulSafeJSONField(default=list)
     has_errors = models.BooleanField(default=False)
 
     class Meta:
@@ -40,14 +42,14 @@ class Canvas(models.Model):
 class CanvasNode(models.Model):
     canvas = models.ForeignKey(Canvas, on_delete=models.CASCADE, related_name="nodes")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="canvas_nodes")
-    node_id = models.CharField(max_length=300)
+    node_id = NulSafeCharField(max_length=300)
     position = models.IntegerField(default=0)
-    title = models.TextField(blank=True, default="")
-    status = models.CharField(max_length=100, blank=True, default="")
-    summary = models.TextField(blank=True, default="")
-    timestamp = models.CharField(max_length=64, blank=True, default="")
-    shape = models.CharField(max_length=30, blank=True, default="")
-    subgraph = models.CharField(max_length=300, blank=True, default="")
+    title = NulSafeTextField(blank=True, default="")
+    status = NulSafeCharField(max_length=100, blank=True, default="")
+    summary = NulSafeTextField(blank=True, default="")
+    timestamp = NulSafeCharField(max_length=64, blank=True, default="")
+    shape = NulSafeCharField(max_length=30, blank=True, default="")
+    subgraph = NulSafeCharField(max_length=300, blank=True, default="")
 
     class Meta:
         ordering = ["canvas", "position"]
@@ -59,18 +61,18 @@ class Revision(models.Model):
 
     canvas = models.ForeignKey(Canvas, on_delete=models.CASCADE, related_name="revisions")
     number = models.IntegerField()
-    author = models.CharField(max_length=150)
+    author = NulSafeCharField(max_length=150)
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
-    op = models.CharField(max_length=40)
-    params = models.JSONField(default=dict)
-    before_text = models.TextField(blank=True, default="")
-    after_text = models.TextField(blank=True, default="")
-    before_hash = models.CharField(max_length=64, blank=True, default="")
-    after_hash = models.CharField(max_length=64)
-    remaps = models.JSONField(default=dict)
+    op = NulSafeCharField(max_length=40)
+    params = NulSafeJSONField(default=dict)
+    before_text = NulSafeTextField(blank=True, default="")
+    after_text = NulSafeTextField(blank=True, default="")
+    before_hash = NulSafeCharField(max_length=64, blank=True, default="")
+    after_hash = NulSafeCharField(max_length=64)
+    remaps = NulSafeJSONField(default=dict)
     undone = models.BooleanField(default=False)
 
     class Meta:

@@ -20,6 +20,7 @@ from django.db.models import Count, Func, IntegerField, Q, Sum
 from django.utils import timezone
 
 from canvases.indexing import canvas_index_file, canvas_remove_missing
+from memviz.fields import nul_free
 from sessions.memory.jsonl import JsonlChunk, read_rows
 from sessions.memory.layout import AgentFolder, SessionFile, discover_agents
 from sessions.memory.refs import read_ref_info
@@ -407,16 +408,16 @@ def rows_insert(agent: Agent, session: AgentSession, chunk: JsonlChunk) -> None:
                     session.pk,
                     row.line_no,
                     row.offset,
-                    row.tool_call_id,
-                    row.normalized_id,
-                    row.tool_call,
-                    row.summary,
+                    nul_free(row.tool_call_id),
+                    nul_free(row.normalized_id),
+                    nul_free(row.tool_call),
+                    nul_free(row.summary),
                     row.score,
-                    row.node_id,
-                    row.result_ref,
-                    _offloaded_text(row.offloaded),
-                    row.timestamp,
-                    json.dumps(extra, ensure_ascii=False),
+                    nul_free(row.node_id),
+                    nul_free(row.result_ref),
+                    nul_free(_offloaded_text(row.offloaded)),
+                    nul_free(row.timestamp),
+                    json.dumps(nul_free(extra), ensure_ascii=False),
                 )
             )
             if len(batch) >= ROW_BATCH:
@@ -512,7 +513,9 @@ def _refs_insert(agent: Agent, refs: list[tuple]) -> None:
     )
     with connection.cursor() as cursor:
         for start in range(0, len(refs), ROW_BATCH):
-            cursor.executemany(sql, [(agent.pk, *r) for r in refs[start : start + ROW_BATCH]])
+            cursor.executemany(
+                sql, [(agent.pk, *nul_free(r)) for r in refs[start : start + ROW_BATCH]]
+            )
 
 
 class OctetLength(Func):

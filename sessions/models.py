@@ -7,17 +7,19 @@ from __future__ import annotations
 
 from django.db import models
 
+from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+
 
 class Agent(models.Model):
-    slug = models.CharField(max_length=200, unique=True)
-    name = models.CharField(max_length=200)
-    path = models.CharField(max_length=1000, unique=True)
-    root = models.CharField(max_length=1000)
-    variant = models.CharField(max_length=20, default="upstream")
-    active_mmd_file = models.CharField(max_length=500, blank=True, default="")
-    state_error = models.TextField(blank=True, default="")
-    registry_error = models.TextField(blank=True, default="")
-    state_data = models.JSONField(default=dict)
+    slug = NulSafeCharField(max_length=200, unique=True)
+    name = NulSafeCharField(max_length=200)
+    path = NulSafeCharField(max_length=1000, unique=True)
+    root = NulSafeCharField(max_length=1000)
+    variant = NulSafeCharField(max_length=20, default="upstream")
+    active_mmd_file = NulSafeCharField(max_length=500, blank=True, default="")
+    state_error = NulSafeTextField(blank=True, default="")
+    registry_error = NulSafeTextField(blank=True, default="")
+    state_data = NulSafeJSONField(default=dict)
     # Figures for the agents list, refreshed at the end of every ingest of the agent.
     sessions_count = models.IntegerField(default=0)
     canvases_count = models.IntegerField(default=0)
@@ -40,13 +42,13 @@ class Agent(models.Model):
 
 class AgentSession(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="sessions")
-    session_id = models.CharField(max_length=300)
-    relpath = models.CharField(max_length=1000)
-    session_key = models.CharField(max_length=500, blank=True, default="")
+    session_id = NulSafeCharField(max_length=300)
+    relpath = NulSafeCharField(max_length=1000)
+    session_key = NulSafeCharField(max_length=500, blank=True, default="")
     rows_count = models.IntegerField(default=0)
-    problems = models.JSONField(default=list)
-    first_timestamp = models.CharField(max_length=64, blank=True, default="")
-    last_timestamp = models.CharField(max_length=64, blank=True, default="")
+    problems = NulSafeJSONField(default=list)
+    first_timestamp = NulSafeCharField(max_length=64, blank=True, default="")
+    last_timestamp = NulSafeCharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["agent", "session_id"]
@@ -63,16 +65,16 @@ class Row(models.Model):
     session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="rows")
     line_no = models.IntegerField()
     offset = models.BigIntegerField()
-    tool_call_id = models.CharField(max_length=300)
-    normalized_id = models.CharField(max_length=300)
-    tool_call = models.TextField(blank=True, default="")
-    summary = models.TextField(blank=True, default="")
+    tool_call_id = NulSafeCharField(max_length=300)
+    normalized_id = NulSafeCharField(max_length=300)
+    tool_call = NulSafeTextField(blank=True, default="")
+    summary = NulSafeTextField(blank=True, default="")
     score = models.FloatField(null=True)
-    node_id = models.CharField(max_length=300, null=True)
-    result_ref = models.CharField(max_length=1000, null=True)
-    offloaded = models.CharField(max_length=20, blank=True, default="")
-    timestamp = models.CharField(max_length=64, blank=True, default="")
-    extra = models.JSONField(default=dict)
+    node_id = NulSafeCharField(max_length=300, null=True)
+    result_ref = NulSafeCharField(max_length=1000, null=True)
+    offloaded = NulSafeCharField(max_length=20, blank=True, default="")
+    timestamp = NulSafeCharField(max_length=64, blank=True, default="")
+    extra = NulSafeJSONField(default=dict)
 
     class Meta:
         ordering = ["session", "line_no"]
@@ -84,12 +86,12 @@ class Row(models.Model):
 
 class Ref(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="refs")
-    name = models.CharField(max_length=500)
+    name = NulSafeCharField(max_length=500)
     size = models.BigIntegerField(default=0)
     mtime_ns = models.BigIntegerField(default=0)
-    tool = models.CharField(max_length=200, blank=True, default="")
-    call_id = models.CharField(max_length=300, blank=True, default="")
-    timestamp = models.CharField(max_length=64, blank=True, default="")
+    tool = NulSafeCharField(max_length=200, blank=True, default="")
+    call_id = NulSafeCharField(max_length=300, blank=True, default="")
+    timestamp = NulSafeCharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["agent", "name"]
@@ -100,13 +102,13 @@ class TrackedFile(models.Model):
     """Bookkeeping that makes re-ingest incremental: what was read of each file, up to where."""
 
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="tracked_files")
-    relpath = models.CharField(max_length=1000)
-    kind = models.CharField(max_length=20)
+    relpath = NulSafeCharField(max_length=1000)
+    kind = NulSafeCharField(max_length=20)
     size = models.BigIntegerField(default=0)
     mtime_ns = models.BigIntegerField(default=0)
     offset = models.BigIntegerField(default=0)
     line_no = models.IntegerField(default=1)
-    prefix_hash = models.CharField(max_length=64, blank=True, default="")
+    prefix_hash = NulSafeCharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "relpath"], name="uniq_agent_file")]
@@ -116,12 +118,12 @@ class IngestJob(models.Model):
     """One ingest run, started from the command line or the web UI; its progress is polled."""
 
     PENDING, RUNNING, DONE, FAILED = "pending", "running", "done", "failed"
-    path = models.CharField(max_length=1000)
-    status = models.CharField(max_length=20, default=PENDING)
+    path = NulSafeCharField(max_length=1000)
+    status = NulSafeCharField(max_length=20, default=PENDING)
     total = models.IntegerField(default=0)
     done = models.IntegerField(default=0)
-    message = models.TextField(blank=True, default="")
-    report = models.JSONField(default=dict)
+    message = NulSafeTextField(blank=True, default="")
+    report = NulSafeJSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -140,7 +142,7 @@ class IngestJob(models.Model):
 class StreamToken(models.Model):
     """A per-agent secret that lets a remote agent push its memory events to memviz."""
 
-    agent_name = models.CharField(max_length=200, unique=True)
-    token_hash = models.CharField(max_length=64)
+    agent_name = NulSafeCharField(max_length=200, unique=True)
+    token_hash = NulSafeCharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)

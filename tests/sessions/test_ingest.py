@@ -179,3 +179,20 @@ def test_agent_without_mmds_or_registry(tmp_path: Path) -> None:
     agent = Agent.objects.get(slug="bare")
     assert agent.rows_count == 1 and agent.canvases_count == 0
     assert os.path.isdir(agent.path)
+
+
+def test_nul_characters_in_tool_output_are_indexed_on_every_database(tmp_path: Path) -> None:
+    agent_dir = tmp_path / "root" / "nul"
+    (agent_dir / "refs").mkdir(parents=True)
+    (agent_dir / "mmds").mkdir()
+    row = {"tool_call_id": "c\u0000", "summary": "bin\u0000ary", "odd": {"k\u0000": ["v\u0000"]}}
+    (agent_dir / "offload-s.jsonl").write_text(json.dumps(row) + "\n", "utf-8")
+    (agent_dir / "refs" / "r.md").write_bytes(b"# Tool Result: ex\x00ec\n\n**Result:**\n```\n\x00\n```")
+    (agent_dir / "mmds" / "001-n.mmd").write_bytes(b'flowchart TD\n  001-N1["a\x00b<br/>status: done"]\n')
+    ingest_path(tmp_path / "root")
+    stored = Row.objects.get(agent__slug="nul")
+    assert stored.summary == "bin\ufffdary"
+    assert stored.extra == {"odd": {"k\ufffd": ["v\ufffd"]}}
+    assert Canvas.objects.get(filename="001-n.mmd").node_count == 1
+    # the files themselves are untouched
+    assert b"\x00" in (agent_dir / "mmds" / "001-n.mmd").read_bytes()
