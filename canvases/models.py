@@ -6,7 +6,6 @@ from django.conf import settings
 from django.db import models
 
 from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
-
 from sessions.models import Agent
 
 
