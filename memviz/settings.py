@@ -127,6 +127,7 @@ USE_TZ = True
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise serves from the finders; it only needs the folder
 WHITENOISE_USE_FINDERS = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -170,6 +171,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMVIZ_LOG_LEVEL", "INFO")},
+    # Celery logs every task's result dict at INFO; the ingest command prints its own summary.
+    "loggers": {"celery": {"level": "WARNING"}},
 }
 
 # --- live: watcher, push stream (issue 5) ---------------------------------------------------
