@@ -118,7 +118,7 @@ def canvas_detail(agent: Agent, canvas: Canvas, collapsed_param: str | None) -> 
         "problems": canvas.problems,
         "has_errors": canvas.has_errors,
         "escaped_oneliner": doc.is_escaped_oneliner,
-        "render_body": render_body(canvas.text, collapse=collapsed),
+        "render_body": render_body(canvas.text, collapse=collapsed, doc=doc),
         "raw": canvas.text,
     }
 

@@ -594,7 +594,8 @@ def _adopt(
 
 
 def _human(canvas: Canvas) -> QuerySet[Revision]:
-    return canvas.revisions.exclude(author=AGENT_AUTHOR)
+    # The texts are loaded only when used: listing revisions must not read every canvas copy.
+    return canvas.revisions.exclude(author=AGENT_AUTHOR).defer("before_text", "after_text")
 
 
 def undo_target(canvas: Canvas) -> Revision | None:
@@ -737,7 +738,12 @@ def canvas_reapply(*, canvas: Canvas, number: int, user: Any) -> EditOutcome:
 
 def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
     """Human edits an agent rewrite (a later "agent" revision) no longer shows in the canvas."""
-    last_agent = canvas.revisions.filter(author=AGENT_AUTHOR).order_by("-number").first()
+    last_agent = (
+        canvas.revisions.filter(author=AGENT_AUTHOR)
+        .defer("before_text", "after_text")
+        .order_by("-number")
+        .first()
+    )
     if last_agent is None:
         return []
     doc = parsed(canvas.text)

@@ -22,9 +22,13 @@ NOT_ID_CHARS = re.compile(r"[^\w-]")
 REMOVED_FOR_MERMAID = ("meta", "meta_broken", "fence")
 
 
-def render_body(text: str, collapse: Iterable[str] = ()) -> str:
-    """Mermaid-ready text; collapsed subgraphs become one summary node named by the subgraph id."""
-    doc = parse(text)
+def render_body(text: str, collapse: Iterable[str] = (), *, doc: Canvas | None = None) -> str:
+    """Mermaid-ready text; collapsed subgraphs become one summary node named by the subgraph id.
+
+    ``doc`` is ``parse(text)`` when the caller has it already (rendering never changes it).
+    """
+    if doc is None or doc.text != text:
+        doc = parse(text)
     if doc.is_escaped_oneliner:
         repaired = repair_text(text)
         if repaired is not None:
