@@ -68,7 +68,8 @@ def main() -> int:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(base + "/")
             page.screenshot(path=str(OUT / "home.png"))
-            agent = page.locator("table.agents tbody tr a").first.inner_text()
+            slugs = page.locator("table.agents tbody tr td:first-child > a").all_inner_texts()
+            agent = "main" if "main" in slugs else slugs[0]
             page.goto(f"{base}/a/{agent}/")
             page.screenshot(path=str(OUT / "agent.png"))
             page.locator("table.grid").nth(1).locator("tbody tr a").first.click()
@@ -78,7 +79,7 @@ def main() -> int:
             page.locator("tr.active a").first.click()
             page.wait_for_function("document.body.dataset.canvasRendered", timeout=20000)
             nodes = page.locator(".mermaid-host svg g.node")
-            nodes.nth(min(2, nodes.count() - 1)).click()
+            nodes.nth(min(1, nodes.count() - 1)).click()
             page.locator("#node-panel .node-detail").wait_for(timeout=10000)
             details = page.locator("#node-panel details.ref")
             if details.count():

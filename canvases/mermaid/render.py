@@ -11,6 +11,7 @@ from .parser import parse
 from .patch import Patch, rewrite_chain
 from .repair import repair_text
 
+STATUS_CLASS_PREFIX = "mvz_"
 STATUS_STYLES = {
     "done": "fill:#e3f4e1,stroke:#3b8b3b,color:#1d3d1d",
     "doing": "fill:#fff4cc,stroke:#c49a00,color:#3d3000,stroke-width:2px",
@@ -152,14 +153,12 @@ def _status_lines(doc: Canvas, hidden: dict[str, str]) -> list[str]:
             if status in statuses:
                 groups[status].append(root)
                 break
-    defined = {s.name for s in doc.statements if s.kind == "classDef"}
-    classed = {(i, s.name) for s in doc.statements if s.kind == "class" for i in s.ids}
+    # memviz's own class names: the page's legend holds whatever classDefs the agent wrote
+    # (an agent's "doing" may be blue in one canvas, yellow in the next); ours come last and win.
     lines: list[str] = []
-    for status, all_ids in groups.items():
-        ids = [i for i in all_ids if (i, status) not in classed]
+    for status, ids in groups.items():
         if not ids:
             continue
-        if status not in defined:
-            lines.append(f"classDef {status} {STATUS_STYLES[status]}")
-        lines.append(f"class {','.join(ids)} {status}")
+        lines.append(f"classDef {STATUS_CLASS_PREFIX}{status} {STATUS_STYLES[status]}")
+        lines.append(f"class {','.join(ids)} {STATUS_CLASS_PREFIX}{status}")
     return lines

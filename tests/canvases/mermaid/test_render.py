@@ -23,12 +23,15 @@ def test_escaped_arrows_and_quotes_are_repaired(fixtures, corpus):
     assert '\\"' not in quoted and "#quot;Sprintf#quot;" in quoted
 
 
-def test_status_classes_are_added_once(fixtures):
-    body = render_body(fixtures["fixture-a-upstream/002-migrate-orders-api.mmd"])
-    assert "classDef done " in body and "classDef doing " in body
-    assert body.count("classDef blocked") == 1  # the file's own classDef is kept, not doubled
-    assert "class 002-N2,002-N3 done" in body
-    assert body.count("class 002-N4 blocked") == 1
+def test_status_classes_are_memviz_own_and_added_once(fixtures):
+    text = fixtures["fixture-a-upstream/002-migrate-orders-api.mmd"]
+    body = render_body(text)
+    assert body.count("classDef mvz_done ") == 1 and body.count("classDef mvz_doing ") == 1
+    # the file's own classDef and class lines are kept as they are, and ours come after them,
+    # so every canvas shows a status in the legend's colour whatever the agent styled
+    assert body.count("classDef blocked fill:#fde2e2,stroke:#c0392b\n") == 1
+    assert body.index("class 002-N4 blocked") < body.index("class 002-N4 mvz_blocked")
+    assert "class 002-N2,002-N3 mvz_done" in body
     doc = parse(body)
     assert not doc.has_errors
     assert list(doc.nodes) == [f"002-N{k}" for k in range(1, 6)]
@@ -41,7 +44,7 @@ def test_collapse_replaces_a_subgraph_by_one_summary_node(fixtures, corpus):
     assert "003-N3" not in doc.nodes and "003-N4" not in doc.nodes
     assert [(e.source, e.target) for e in doc.edges] == [("N1", "N2"), ("N2", "rollout")]
     assert "2 nodes" in doc.nodes["rollout"].label
-    assert "class rollout blocked" in body
+    assert "class rollout mvz_blocked" in body
     nested = render_body(corpus["subgraphs-nested.mmd"], collapse=["phase1a", "phase2"])
     doc = parse(nested)
     assert {"phase1a", "phase2"} <= set(doc.nodes)
