@@ -11,6 +11,16 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+ARTIFACTS = REPO / "artifacts"  # screenshots of the browser tests (git-ignored)
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's; never a downloaded browser
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+MERMAID_JS = REPO / "static" / "vendor" / "mermaid" / "mermaid.min.js"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -47,3 +57,36 @@ def _celery_eager():  # type: ignore[no-untyped-def]
     app.conf.task_eager_propagates = True
     yield
     app.conf.task_always_eager = False
+
+
+def require_browser() -> None:
+    """Skip a browser test where chromium or the npm assets are missing; in CI that is a failure."""
+    missing = [str(p) for p in (CHROMIUM, MERMAID_JS) if not p.exists()]
+    if missing:
+        message = f"missing {', '.join(missing)}: run `make test-deps setup`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def chromium_launch() -> dict:
+    """Keyword arguments for ``playwright.chromium.launch`` (Debian's chromium, no network)."""
+    require_browser()
+    ARTIFACTS.mkdir(exist_ok=True)
+    return {"executable_path": str(CHROMIUM), "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture
+def page(chromium_launch: dict):  # type: ignore[no-untyped-def]
+    """A chromium tab; ``page.errors`` collects uncaught page errors."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(**chromium_launch)
+        tab = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda exc: errors.append(str(exc)))
+        tab.errors = errors  # type: ignore[attr-defined]
+        yield tab
+        browser.close()

@@ -14,39 +14,9 @@ from sessions.ingest import ingest_path
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
-CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 FILE = "002-migrate-orders-api.mmd"
-
-
-@pytest.fixture
-def page():  # type: ignore[no-untyped-def]
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed (make test-deps installs it)")
-    if not (REPO / "static/vendor/mermaid/mermaid.min.js").exists():
-        pytest.skip("front-end assets missing: run `make setup`")
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path="/usr/bin/chromium",
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-            ],
-        )
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        tab = context.new_page()
-        errors: list[str] = []
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
-        tab.errors = errors  # type: ignore[attr-defined]
-        yield tab
-        browser.close()
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ the open canvas page shows the new node and rows without reloading."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -15,29 +14,6 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 CANVAS = "002-etl-chunked-rewrite.mmd"
 SESSION = "1a2b3c4d-5e6f-4a8b-9c0d-ef1234567890"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture
-def page():  # type: ignore[no-untyped-def]
-    if not os.path.exists("/usr/bin/chromium"):
-        pytest.skip("/usr/bin/chromium is not installed")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.errors = errors  # type: ignore[attr-defined]
-        yield page
-        browser.close()
 
 
 def _append_rows(path: Path, rows: list[dict]) -> None:

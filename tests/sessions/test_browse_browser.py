@@ -13,42 +13,14 @@ from sessions.ingest import ingest_path
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
-CHROMIUM = Path("/usr/bin/chromium")
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 HOSTILE_REF = (
     "# Tool Result: exec\n\n**Timestamp:** 2026-06-11T14:20:00.000+08:00\n\n---\n\n"
     "**Tool:** exec\n**Call ID:** evil<script>window.__pwned = 'header'</script>\n\n"
     "<img src=x onerror=\"window.__pwned = 'img'\"> [link](javascript:window.__pwned='link')\n\n"
     "**Result:**\n```\n</pre><script>window.__pwned = 'result'</script>\n```"
 )
-
-
-@pytest.fixture
-def page():  # type: ignore[no-untyped-def]
-    if not CHROMIUM.exists():
-        pytest.skip("Debian chromium is not installed (make test-deps installs it)")
-    if not (REPO / "static/vendor/mermaid/mermaid.min.js").exists():
-        pytest.skip("front-end assets missing: run `make setup`")
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        context = browser.new_context(viewport={"width": 1400, "height": 900})
-        tab = context.new_page()
-        errors: list[str] = []
-        tab.on("pageerror", lambda exc: errors.append(str(exc)))
-        tab.errors = errors  # type: ignore[attr-defined]
-        yield tab
-        browser.close()
 
 
 def test_canvas_node_rows_and_ref_in_the_browser(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
