@@ -6,6 +6,7 @@ import difflib
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -33,8 +34,29 @@ def canvas_get(agent: Agent, filename: str) -> Canvas:
     except UnsafePath as exc:
         raise Http404(str(exc)) from exc
     if path.is_file():
-        canvas_index_file(agent, path)
+        canvas_refresh_from_disk(agent, path)
     return get_object_or_404(Canvas, agent=agent, filename=filename)
+
+
+def canvas_refresh_from_disk(agent: Agent, path: Path) -> None:
+    """Re-index a canvas the agent rewrote; announce it to other open pages as the watcher would.
+
+    Locked like an ingest of the agent, so a page view and the watcher never both record the
+    same rewrite as a revision.
+    """
+    from memviz.broadcast import broadcast_delta
+    from sessions.ingest import AgentDelta, canvas_version
+
+    with transaction.atomic():
+        Agent.objects.select_for_update().filter(pk=agent.pk).first()
+        if not canvas_index_file(agent, path):
+            return
+        delta = AgentDelta(
+            agent_pk=agent.pk,
+            agent_slug=agent.slug,
+            canvases_changed=[canvas_version(agent, path.name)],
+        )
+        transaction.on_commit(lambda: broadcast_delta(delta))
 
 
 def node_aliases(node_id: str) -> list[str]:

@@ -210,7 +210,7 @@ def ingest_agent(
     for mmd in folder.mmd_files:
         if canvas_index_file(agent, mmd):
             report.canvases_changed += 1
-            delta.canvases_changed.append(_canvas_version(agent, mmd.name))
+            delta.canvases_changed.append(canvas_version(agent, mmd.name))
         tick(f"{agent.slug}: {mmd.name}")
     present = [m.name for m in folder.mmd_files]
     delta.canvases_removed = list(
@@ -224,7 +224,7 @@ def ingest_agent(
     return delta
 
 
-def _canvas_version(agent: Agent, filename: str) -> tuple[int, str, int]:
+def canvas_version(agent: Agent, filename: str) -> tuple[int, str, int]:
     canvas = agent.canvases.get(filename=filename)
     number = canvas.revisions.order_by("-number").values_list("number", flat=True).first() or 0
     return canvas.pk, filename, number
