@@ -12,6 +12,7 @@ urlpatterns = [
     path("search/", session_views.search_page, name="search"),
     path("ingest/", session_views.ingest_view, name="ingest"),
     path("upload/", session_views.upload_view, name="upload"),
+    path("tokens/", session_views.token_create_view, name="token-create"),
     path("jobs/<int:job_id>/", session_views.job_page, name="job"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

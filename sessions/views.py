@@ -9,6 +9,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -21,6 +22,7 @@ from sessions.memory.paths import UnsafePath, confine
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import AgentSession, IngestJob, Ref
 from sessions.ref_render import code_to_html, markdown_to_html
+from sessions.stream import token_create
 from sessions.tasks import ingest_task
 
 
@@ -213,3 +215,25 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         return redirect("home")
     job = ingest_start(root)
     return _job_response(request, job)
+
+
+@require_POST
+def token_create_view(request: HttpRequest) -> HttpResponse:
+    """Create (or replace) the push token of an agent; shown once, only its hash is kept."""
+    if not request.user.is_authenticated:
+        if wants_json(request):
+            return json_response({"error": "log in to create push tokens"}, status=403)
+        return redirect_to_login(request.get_full_path())
+    name = request.POST.get("agent", "").strip()
+    try:
+        token = token_create(name)
+    except ValueError as exc:
+        if wants_json(request):
+            return json_response({"error": str(exc)}, status=400)
+        messages.error(request, str(exc))
+        return redirect("home")
+    url = request.build_absolute_uri(reverse("home"))
+    data = {"agent": name, "token": token, "push_url": url}
+    if wants_json(request):
+        return json_response(data, status=201)
+    return render_page(request, "agent_sessions/token.html", data)

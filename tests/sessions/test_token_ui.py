@@ -1,0 +1,43 @@
+"""Push tokens created in the web UI: signed-in users only, shown once, stored as a hash."""
+
+from __future__ import annotations
+
+import pytest
+from bs4 import BeautifulSoup
+from django.test import Client
+
+from sessions.models import StreamToken
+from sessions.stream import token_check
+
+pytestmark = pytest.mark.django_db
+
+
+def test_anonymous_users_cannot_create_tokens(client: Client) -> None:
+    assert client.post("/tokens/?format=json", {"agent": "remote"}).status_code == 403
+    response = client.post("/tokens/", {"agent": "remote"})
+    assert response.status_code == 302 and response["Location"].startswith("/login/")
+    assert StreamToken.objects.count() == 0
+
+
+def test_signed_in_user_gets_a_working_token_shown_once(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    django_user_model.objects.create_user("ana", password="pw-123456")
+    client.login(username="ana", password="pw-123456")
+    home = BeautifulSoup(client.get("/").content, "html.parser")
+    assert home.select_one("form.token-form input[name=agent]") is not None
+    response = client.post("/tokens/", {"agent": "remote-box"})
+    page = BeautifulSoup(response.content, "html.parser")
+    token = page.select_one("#token").get_text()
+    assert token_check("remote-box", token)
+    assert StreamToken.objects.get(agent_name="remote-box").token_hash != token
+    assert "python -m memviz.push" in page.get_text()
+    # a new token replaces the old one
+    second = client.post("/tokens/?format=json", {"agent": "remote-box"}).json()["token"]
+    assert token_check("remote-box", second) and not token_check("remote-box", token)
+
+
+def test_bad_agent_name_is_refused(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
+    django_user_model.objects.create_user("ana", password="pw-123456")
+    client.login(username="ana", password="pw-123456")
+    response = client.post("/tokens/?format=json", {"agent": "../etc"})
+    assert response.status_code == 400 and "agent name" in response.json()["error"]
+    assert StreamToken.objects.count() == 0
