@@ -20,7 +20,7 @@ from django.db.models import Count, Func, IntegerField, Q, Sum
 from django.utils import timezone
 
 from canvases.indexing import canvas_index_file, canvas_remove_missing
-from memviz.fields import nul_free
+from memviz.fields import NUL, nul_free
 from sessions.memory.jsonl import JsonlChunk, read_rows
 from sessions.memory.layout import AgentFolder, SessionFile, discover_agents
 from sessions.memory.refs import read_ref_info
@@ -204,7 +204,7 @@ def ingest_agent(
         relpath__in=[_relpath(folder, s.path) for s in folder.session_files]
     ).delete()
 
-    delta.new_refs = ingest_refs(agent, folder, report)
+    delta.new_refs = refs_apply(agent, refs_scan(refs_plan(agent, folder)), report)
     tick(f"{agent.slug}: refs")
 
     for mmd in folder.mmd_files:
@@ -402,24 +402,27 @@ def rows_insert(agent: Agent, session: AgentSession, chunk: JsonlChunk) -> None:
     with connection.cursor() as cursor:
         for row in chunk.rows:
             extra = {k: v for k, v in row.data.items() if k not in KNOWN_ROW_KEYS}
-            batch.append(
-                (
-                    agent.pk,
-                    session.pk,
-                    row.line_no,
-                    row.offset,
-                    nul_free(row.tool_call_id),
-                    nul_free(row.normalized_id),
-                    nul_free(row.tool_call),
-                    nul_free(row.summary),
-                    row.score,
-                    nul_free(row.node_id),
-                    nul_free(row.result_ref),
-                    nul_free(_offloaded_text(row.offloaded)),
-                    nul_free(row.timestamp),
-                    json.dumps(nul_free(extra), ensure_ascii=False),
-                )
+            extra_json = json.dumps(extra, ensure_ascii=False)
+            values = (
+                agent.pk,
+                session.pk,
+                row.line_no,
+                row.offset,
+                row.tool_call_id,
+                row.normalized_id,
+                row.tool_call,
+                row.summary,
+                row.score,
+                row.node_id,
+                row.result_ref,
+                _offloaded_text(row.offloaded),
+                row.timestamp,
+                extra_json,
             )
+            # JSON can carry NUL only as the \u0000 escape, which dumps writes back the same way.
+            if "\\u0000" in extra_json or any(isinstance(v, str) and NUL in v for v in values):
+                values = (*nul_free(values[:-1]), json.dumps(nul_free(extra), ensure_ascii=False))
+            batch.append(values)
             if len(batch) >= ROW_BATCH:
                 cursor.executemany(sql, batch)
                 batch.clear()
@@ -435,13 +438,27 @@ def _ref_dirs(folder: AgentFolder) -> list[Path]:
 REF_HEAD_BYTES = 2048
 
 
-def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> list[str]:
-    """Index ref files by name, size and header; bodies stay on disk. Returns the new names.
+@dataclass
+class RefsDirScan:
+    """One refs folder: what the index knew, and (after the scan) what is on disk now."""
+
+    tracked: TrackedFile
+    path: Path
+    prefix: str
+    mtime_ns: int
+    known: dict[str, tuple[int, int]]
+    seen: set[str] = field(default_factory=set)
+    new: list[tuple] = field(default_factory=list)
+    changed: list[tuple] = field(default_factory=list)
+
+
+def refs_plan(agent: Agent, folder: AgentFolder) -> list[RefsDirScan]:
+    """The refs folders to scan (database reads only).
 
     A refs folder whose mtime is unchanged since the last ingest gained or lost no file and is
     not scanned (refs are written once; the plugin never edits one in place later).
     """
-    new_names: list[str] = []
+    plan = []
     for refs_dir in _ref_dirs(folder):
         rel_dir = os.path.relpath(refs_dir, folder.path)
         try:
@@ -453,53 +470,60 @@ def ingest_refs(agent: Agent, folder: AgentFolder, report: IngestReport) -> list
         )
         if tracked.mtime_ns == dir_mtime:
             continue
-        new_names += _refs_dir_sync(agent, refs_dir, rel_dir, report)
-        tracked.mtime_ns = dir_mtime
-        tracked.save(update_fields=["mtime_ns"])
-    return new_names
+        prefix = f"{rel_dir}/"
+        known = {
+            name: (size, mtime)
+            for name, size, mtime in Ref.objects.filter(agent=agent, name__startswith=prefix)
+            .values_list("name", "size", "mtime_ns")
+            .iterator(chunk_size=ROW_BATCH)
+        }
+        plan.append(RefsDirScan(tracked, refs_dir, prefix, dir_mtime, known))
+    return plan
 
 
-def _refs_dir_sync(agent: Agent, refs_dir: Path, rel_dir: str, report: IngestReport) -> list[str]:
-    prefix = f"{rel_dir}/"
-    known = {
-        name: (size, mtime)
-        for name, size, mtime in Ref.objects.filter(agent=agent, name__startswith=prefix)
-        .values_list("name", "size", "mtime_ns")
-        .iterator(chunk_size=ROW_BATCH)
-    }
-    seen: set[str] = set()
-    new: list[tuple] = []
-    changed: list[tuple] = []
-    with os.scandir(refs_dir) as entries:
-        for entry in entries:
-            if entry.name.startswith(".") or not entry.name.endswith(".md"):
-                continue
-            if not entry.is_file(follow_symlinks=False):
-                continue
-            name = prefix + entry.name
-            seen.add(name)
-            st = entry.stat(follow_symlinks=False)
-            if known.get(name) == (st.st_size, st.st_mtime_ns):
-                continue
-            info = read_ref_info(entry.path, head_bytes=REF_HEAD_BYTES)
-            values = (
-                st.st_size,
-                st.st_mtime_ns,
-                (info.tool or "")[:200],
-                (info.call_id or "")[:300],
-                (info.timestamp or "")[:64],
+def refs_scan(plan: list[RefsDirScan]) -> list[RefsDirScan]:
+    """Read the header of every new or changed ref (filesystem only, no database)."""
+    for scan in plan:
+        with os.scandir(scan.path) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or not entry.name.endswith(".md"):
+                    continue
+                if not entry.is_file(follow_symlinks=False):
+                    continue
+                name = scan.prefix + entry.name
+                scan.seen.add(name)
+                st = entry.stat(follow_symlinks=False)
+                if scan.known.get(name) == (st.st_size, st.st_mtime_ns):
+                    continue
+                info = read_ref_info(entry.path, head_bytes=REF_HEAD_BYTES)
+                values = (
+                    st.st_size,
+                    st.st_mtime_ns,
+                    (info.tool or "")[:200],
+                    (info.call_id or "")[:300],
+                    (info.timestamp or "")[:64],
+                )
+                (scan.changed if name in scan.known else scan.new).append((name, *values))
+    return plan
+
+
+def refs_apply(agent: Agent, plan: list[RefsDirScan], report: IngestReport) -> list[str]:
+    """Write a scan to the index (database writes only); returns the new refs' names."""
+    new_names: list[str] = []
+    for scan in plan:
+        _refs_insert(agent, scan.new)
+        for name, size, mtime_ns, tool, call_id, timestamp in scan.changed:
+            Ref.objects.filter(agent=agent, name=name).update(
+                size=size, mtime_ns=mtime_ns, tool=tool, call_id=call_id, timestamp=timestamp
             )
-            (changed if name in known else new).append((name, *values))
-    _refs_insert(agent, new)
-    for name, size, mtime_ns, tool, call_id, timestamp in changed:
-        Ref.objects.filter(agent=agent, name=name).update(
-            size=size, mtime_ns=mtime_ns, tool=tool, call_id=call_id, timestamp=timestamp
-        )
-    gone = set(known) - seen
-    if gone:
-        Ref.objects.filter(agent=agent, name__in=gone).delete()
-    report.refs_indexed += len(new) + len(changed)
-    return [item[0] for item in new]
+        gone = set(scan.known) - scan.seen
+        if gone:
+            Ref.objects.filter(agent=agent, name__in=gone).delete()
+        scan.tracked.mtime_ns = scan.mtime_ns
+        scan.tracked.save(update_fields=["mtime_ns"])
+        report.refs_indexed += len(scan.new) + len(scan.changed)
+        new_names += [item[0] for item in scan.new]
+    return new_names
 
 
 def _refs_insert(agent: Agent, refs: list[tuple]) -> None:

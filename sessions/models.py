@@ -61,8 +61,12 @@ class AgentSession(models.Model):
 
 
 class Row(models.Model):
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="rows")
-    session = models.ForeignKey(AgentSession, on_delete=models.CASCADE, related_name="rows")
+    # No single-column FK indexes: the composite indexes below start with these columns, and
+    # two fewer indexes to maintain make a 100k-row ingest noticeably faster.
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="rows", db_index=False)
+    session = models.ForeignKey(
+        AgentSession, on_delete=models.CASCADE, related_name="rows", db_index=False
+    )
     line_no = models.IntegerField()
     offset = models.BigIntegerField()
     tool_call_id = NulSafeCharField(max_length=300)
@@ -85,7 +89,8 @@ class Row(models.Model):
 
 
 class Ref(models.Model):
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="refs")
+    # indexed by the (agent, name) unique constraint
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="refs", db_index=False)
     name = NulSafeCharField(max_length=500)
     size = models.BigIntegerField(default=0)
     mtime_ns = models.BigIntegerField(default=0)

@@ -152,10 +152,10 @@ def read_ref_info(path: Path | str, *, head_bytes: int = HEAD_READ_BYTES) -> Ref
         and (bounds[1] < len(exact) or len(head) == size)
     ):
         result_offset = len(exact[: bounds[1]].encode("utf-8", errors="surrogateescape"))
-    path = Path(path)
+    path = Path(path) if not isinstance(path, Path) and head_bytes == HEAD_READ_BYTES else path
     return RefInfo(
-        path=path,
-        name=path.name,
+        path=path,  # type: ignore[arg-type]  # a str stays a str on the ingest hot path
+        name=os.path.basename(path),
         size=size,
         tool=tool or None,
         call_id=call_id or None,
