@@ -23,7 +23,7 @@ from canvases.indexing import canvas_index_file, canvas_remove_missing
 from memviz.fields import NUL, nul_free
 from sessions.memory.jsonl import JsonlChunk, read_rows
 from sessions.memory.layout import AgentFolder, SessionFile, discover_agents
-from sessions.memory.refs import read_ref_info
+from sessions.memory.refs import read_ref_header
 from sessions.memory.state import active_mmd_file, read_registry, read_state
 from sessions.models import Agent, AgentSession, Ref, Row, TrackedFile
 
@@ -495,13 +495,13 @@ def refs_scan(plan: list[RefsDirScan]) -> list[RefsDirScan]:
                 st = entry.stat(follow_symlinks=False)
                 if scan.known.get(name) == (st.st_size, st.st_mtime_ns):
                     continue
-                info = read_ref_info(entry.path, head_bytes=REF_HEAD_BYTES)
+                tool, call_id, timestamp = read_ref_header(entry.path, head_bytes=REF_HEAD_BYTES)
                 values = (
                     st.st_size,
                     st.st_mtime_ns,
-                    (info.tool or "")[:200],
-                    (info.call_id or "")[:300],
-                    (info.timestamp or "")[:64],
+                    (tool or "")[:200],
+                    (call_id or "")[:300],
+                    (timestamp or "")[:64],
                 )
                 (scan.changed if name in scan.known else scan.new).append((name, *values))
     return plan

@@ -15,6 +15,7 @@ __all__ = [
     "HEAD_READ_BYTES",
     "RefInfo",
     "RefPage",
+    "read_ref_header",
     "read_ref_info",
     "read_ref_page",
     "resolve_ref",
@@ -152,10 +153,10 @@ def read_ref_info(path: Path | str, *, head_bytes: int = HEAD_READ_BYTES) -> Ref
         and (bounds[1] < len(exact) or len(head) == size)
     ):
         result_offset = len(exact[: bounds[1]].encode("utf-8", errors="surrogateescape"))
-    path = Path(path) if not isinstance(path, Path) and head_bytes == HEAD_READ_BYTES else path
+    path = Path(path)
     return RefInfo(
-        path=path,  # type: ignore[arg-type]  # a str stays a str on the ingest hot path
-        name=os.path.basename(path),
+        path=path,
+        name=path.name,
         size=size,
         tool=tool or None,
         call_id=call_id or None,
@@ -163,6 +164,48 @@ def read_ref_info(path: Path | str, *, head_bytes: int = HEAD_READ_BYTES) -> Ref
         variant=variant,
         result_offset=result_offset,
     )
+
+
+_UPSTREAM_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_ ")
+
+
+def read_ref_header(
+    path: Path | str, *, head_bytes: int = 2048
+) -> tuple[str | None, str | None, str | None]:
+    """(tool, call id, timestamp) of a ref, as `read_ref_info` gives them, for the ingest hot path.
+
+    The plugin's own header (`# Tool Result: x`, `**Key:** value` lines, `**Result:**`) is read
+    with plain string operations; any other form goes through `read_ref_info`.
+    """
+    with open(path, "rb") as handle:
+        head = handle.read(head_bytes)
+    text = head.decode("utf-8", errors="replace")
+    cut = text.find("\n**Result:**")
+    if cut < 0 or not text.startswith("# Tool Result") or "**Call ID:**" not in text[:cut]:
+        info = read_ref_info(path, head_bytes=head_bytes)
+        return info.tool, info.call_id, info.timestamp
+    end = text.find("\n", cut + 12)
+    if text[cut + 12 : end if end >= 0 else len(text)].strip(" \t\r") or end < 0:
+        info = read_ref_info(path, head_bytes=head_bytes)  # not the marker line the regex wants
+        return info.tool, info.call_id, info.timestamp
+    fields: dict[str, str] = {}
+    title: str | None = None
+    for raw in text[:cut].split("\n"):
+        line = raw[:-1] if raw.endswith("\r") else raw
+        if title is None and line.startswith("# Tool Result"):
+            rest = line[13:]
+            if rest.startswith(":"):
+                title = rest[1:].strip(" \t")
+            elif not rest.strip(" \t"):
+                title = ""
+        elif line.startswith("**"):
+            close = line.find(":**", 2)
+            key = line[2:close]
+            if close > 2 and set(key) <= _UPSTREAM_KEY_CHARS:
+                fields.setdefault(key.strip().lower(), line[close + 3 :].strip(" \t"))
+    tool = fields.get("tool") or title or None
+    call_id = fields.get("call id") or fields.get("tool_call_id") or None
+    return tool, call_id, fields.get("timestamp") or None
 
 
 @dataclass(frozen=True, slots=True)
