@@ -13,7 +13,6 @@ Plain Python: no Django needed on the agent's machine.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
@@ -23,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sessions.memory.jsonl import read_rows
+from sessions.memory.jsonl import file_head_hash, read_rows
 from sessions.memory.layout import discover_agents, is_ignored_name
 
 MAX_BATCH_BYTES = 1024 * 1024
@@ -44,19 +43,6 @@ class _Tail:
 class PushState:
     tails: dict[str, _Tail] = field(default_factory=dict)
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)  # file -> (size, mtime_ns)
-
-
-def _prefix_hash(path: Path, length: int) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        remaining = length
-        while remaining > 0:
-            block = handle.read(min(remaining, 1 << 20))
-            if not block:
-                break
-            digest.update(block)
-            remaining -= len(block)
-    return digest.hexdigest()
 
 
 def _stat_key(path: Path) -> tuple[int, int] | None:
@@ -123,11 +109,13 @@ class Pusher:
             return []
         tail = self.state.tails.get(name, _Tail())
         if tail.offset and (
-            key[0] < tail.offset or _prefix_hash(path, tail.offset) != tail.prefix_hash
+            key[0] < tail.offset or file_head_hash(path, tail.offset) != tail.prefix_hash
         ):
             tail = _Tail()  # rewritten in place: send every row again, the server dedups
         chunk = read_rows(path, start_offset=tail.offset, start_line_no=tail.line_no)
-        new_tail = _Tail(chunk.end_offset, chunk.next_line_no, _prefix_hash(path, chunk.end_offset))
+        new_tail = _Tail(
+            chunk.end_offset, chunk.next_line_no, file_head_hash(path, chunk.end_offset)
+        )
         events: list[tuple[dict[str, Any], Any]] = [
             ({"type": "row", "session": session_id, "row": row.data}, None) for row in chunk.rows
         ]

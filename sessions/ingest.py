@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from canvases.indexing import canvas_index_file, canvas_remove_missing
 from memviz.fields import NUL, nul_free
-from sessions.memory.jsonl import JsonlChunk, read_rows
+from sessions.memory.jsonl import JsonlChunk, file_head_hash, read_rows
 from sessions.memory.layout import AgentFolder, SessionFile, discover_agents
 from sessions.memory.refs import read_ref_header
 from sessions.memory.state import active_mmd_file, read_registry, read_state
@@ -234,19 +234,6 @@ def _relpath(folder: AgentFolder, path: Path) -> str:
     return os.path.relpath(path, folder.path)
 
 
-def prefix_hash(path: Path, length: int) -> str:
-    digest = hashlib.sha256()
-    remaining = length
-    with open(path, "rb") as handle:
-        while remaining > 0:
-            block = handle.read(min(remaining, 1 << 20))
-            if not block:
-                break
-            digest.update(block)
-            remaining -= len(block)
-    return digest.hexdigest()
-
-
 def ingest_session_file(
     agent: Agent,
     folder: AgentFolder,
@@ -275,7 +262,7 @@ def ingest_session_file(
     appended = (
         tracked is not None
         and st.st_size >= tracked.offset
-        and prefix_hash(session_file.path, tracked.offset) == tracked.prefix_hash
+        and file_head_hash(session_file.path, tracked.offset) == tracked.prefix_hash
     )
     if appended:
         assert tracked is not None
@@ -329,7 +316,7 @@ def ingest_session_file(
     tracked.mtime_ns = st.st_mtime_ns
     tracked.offset = chunk.end_offset
     tracked.line_no = chunk.next_line_no
-    tracked.prefix_hash = prefix_hash(session_file.path, chunk.end_offset)
+    tracked.prefix_hash = file_head_hash(session_file.path, chunk.end_offset)
     tracked.save()
 
 

@@ -186,8 +186,16 @@ def parse_line(raw: bytes, line_no: int, offset: int) -> Row | LineProblem | Non
 
 
 def _hash_prefix(handle: Any, length: int) -> str:
+    """SHA-256 of the first `length` bytes, read in 1 MB blocks (prefixes can be tens of MB)."""
     handle.seek(0)
-    return hashlib.sha256(handle.read(length)).hexdigest()
+    digest = hashlib.sha256()
+    while length > 0:
+        block = handle.read(min(length, 1 << 20))
+        if not block:
+            break
+        digest.update(block)
+        length -= len(block)
+    return digest.hexdigest()
 
 
 def file_head_hash(path: Path, length: int | None = None) -> str:
