@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from django.db import connection
 from django.test import Client
 
 from memviz.celery import app
+from sessions.management.commands.run import celery_worker_command
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -33,20 +33,8 @@ def worker():  # type: ignore[no-untyped-def]
     app.conf.task_always_eager = False
     env = {**os.environ, "DATABASE_URL": database_url(), "MEMVIZ_VAR_DIR": str(settings.VAR_DIR)}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "memviz",
-            "worker",
-            "--pool=solo",
-            "--concurrency=1",
-            "--loglevel=WARNING",
-            "--without-heartbeat",
-            "--without-gossip",
-            "--without-mingle",
-        ],
+        # the worker `manage.py run` starts, made quieter for a test
+        [*celery_worker_command(), "--without-heartbeat", "--without-gossip", "--without-mingle"],
         cwd=REPO,
         env=env,
         stdout=subprocess.PIPE,

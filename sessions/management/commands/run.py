@@ -20,6 +20,21 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 
+def celery_worker_command() -> list[str]:
+    """The one Celery worker of the embedded default (the filesystem broker serves one)."""
+    return [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "memviz",
+        "worker",
+        "--pool=solo",
+        "--concurrency=1",
+        "--loglevel=WARNING",
+    ]
+
+
 class Command(BaseCommand):
     help = "Start memviz: migrate, ingest the data root, start a Celery worker and the web server."
 
@@ -37,22 +52,7 @@ class Command(BaseCommand):
             call_command("ingest", str(root))
         children: list[subprocess.Popen] = []
         if not options["no_worker"]:
-            children.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "celery",
-                        "-A",
-                        "memviz",
-                        "worker",
-                        "--pool=solo",
-                        "--concurrency=1",
-                        "--loglevel=WARNING",
-                    ],
-                    cwd=settings.BASE_DIR,
-                )
-            )
+            children.append(subprocess.Popen(celery_worker_command(), cwd=settings.BASE_DIR))
         if not options["no_watch"] and root.is_dir() and not settings.REDIS_URL:
             # The in-memory channel layer only reaches browsers of this process, so the watcher
             # runs here, in a thread; with Redis it may live in its own process.
