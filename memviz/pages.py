@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -49,7 +48,3 @@ def _json_url(request: HttpRequest) -> str:
     query = request.GET.copy()
     query["format"] = "json"
     return f"{request.path}?{query.urlencode()}"
-
-
-def to_json_text(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, cls=DjangoJSONEncoder)
