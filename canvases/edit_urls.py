@@ -13,4 +13,5 @@ urlpatterns = [
     path("preview/", edit_views.preview_page, name="canvas-preview"),
     path("lint/", edit_views.lint_panel, name="canvas-lint"),
     path("live/", edit_views.live_panel, name="canvas-live"),
+    path("sync/", edit_views.sync, name="canvas-sync"),
 ]

@@ -1,40 +1,37 @@
-"""Curation views: the ops JSON/htmx endpoint, history and restore, resume and its preview, lint."""
+"""Curation views: the ops JSON/htmx endpoint, history and restore, resume, re-sync, lint."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from django.contrib import messages
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.http import reswap, retarget
 
-from canvases import selectors, services
+from canvases import history, lint, selectors, services
+from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.models import Canvas
 from canvases.views import node_list_items
-from memviz.pages import json_response, render_page, wants_json
+from memviz.pages import render_page
+from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.selectors import agent_get
 
 LIST_FIELDS = ("nodes",)
 INT_FIELDS = ("revision",)
+LOGIN_TO_EDIT = "log in to edit: anonymous users can only view"
 
 
-def _wants_json_body(request: HttpRequest) -> bool:
-    return request.content_type == "application/json"
-
-
-def _params(request: HttpRequest) -> dict[str, Any]:
+def _params(request: HtmxHttpRequest) -> dict[str, Any]:
     """The op's fields from a JSON body, or from a form (htmx or plain POST)."""
-    if _wants_json_body(request):
+    if request.content_type == "application/json":
         try:
             data = json.loads(request.body or b"{}")
-        except ValueError:
-            raise services.EditRefused("the request body is not valid JSON") from None
+        except (ValueError, RecursionError):
+            raise EditRefused("the request body is not valid JSON") from None
         if not isinstance(data, dict):
-            raise services.EditRefused("the request body must be a JSON object")
+            raise EditRefused("the request body must be a JSON object")
         return data
     form: QueryDict = request.POST
     data = {k: form.get(k) for k in form if k not in LIST_FIELDS and k != "csrfmiddlewaretoken"}
@@ -46,8 +43,8 @@ def _params(request: HttpRequest) -> dict[str, Any]:
             try:
                 data[key] = int(data[key])
             except ValueError:
-                raise services.EditRefused(f"{key!r} must be a number") from None
-    for key in ("bridge", "drop_from_context"):
+                raise EditRefused(f"{key!r} must be a number") from None
+    for key in ("bridge", "drop_from_context", "confirm_live"):
         if key in data:
             data[key] = data[key] in ("1", "on", "true")
     if data.get("op") == "prune":
@@ -55,179 +52,171 @@ def _params(request: HttpRequest) -> dict[str, Any]:
     return data
 
 
-def _forbidden(request: HttpRequest) -> HttpResponse:
-    message = "log in to edit: anonymous users can only view"
-    if getattr(request, "htmx", False):
-        return _flash(request, [message], error=True)
-    return json_response({"error": message}, status=403)
+def _refused(exc: EditRefused, canvas: Canvas) -> Outcome:
+    body: dict[str, Any] = {}
+    if isinstance(exc, EditConflict):
+        body["conflict"] = True
+        body["current_hash"] = exc.current_hash or canvas.content_hash
+    if isinstance(exc, WriteFailed):
+        body["file"] = exc.file
+        body["reason"] = exc.reason
+    return Outcome.refused(str(exc), exc.status, **body)
 
 
-def _flash(request: HttpRequest, lines: list[str], *, error: bool) -> HttpResponse:
-    response = render(request, "canvases/_flash.html", {"flash": lines, "flash_error": error})
-    return reswap(retarget(response, "#flash"), "innerHTML")
-
-
-def _editor(
-    request: HttpRequest, agent_slug: str, canvas: Canvas, flash: list[str], *, error: bool = False
-) -> HttpResponse:
-    agent = canvas.agent
-    data = selectors.canvas_detail(agent, canvas, request.POST.get("collapsed"))
-    data["editor"] = selectors.editor_state(agent, canvas)
+def _editor(request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome) -> HttpResponse:
+    """The whole editor region, redrawn from the canvas as it is now, with the outcome on top."""
+    canvas = selectors.canvas_get(canvas.agent, canvas.filename)
+    data = selectors.canvas_detail(canvas.agent, canvas, request.POST.get("collapsed"))
+    data["editor"] = selectors.editor_state(canvas.agent, canvas)
     context = {
         **data,
-        "flash": flash,
-        "flash_error": error,
+        "flash": [outcome.message, *outcome.warnings],
+        "flash_error": not outcome.ok,
         "keep_view": True,
         "node_items": node_list_items(data, editable=True),
     }
     return render(request, "canvases/_editor.html", context)
 
 
+def _forbidden() -> Outcome:
+    return Outcome.refused(LOGIN_TO_EDIT, 403)
+
+
 @require_POST
-def ops(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """Apply one operation (see docs/curation.md); the UI and the JSON API share this path."""
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
+    back = reverse("canvas", args=[agent, canvas])
     if not request.user.is_authenticated:
-        return _forbidden(request)
+        return respond(request, _forbidden(), redirect_to=back)
     try:
         params = _params(request)
         op = params.pop("op", None)
         base = params.pop("base", "") or ""
         if not isinstance(op, str):
-            raise services.EditRefused("'op' is required")
-        outcome = services.canvas_apply_edit(
+            raise EditRefused("'op' is required")
+        result = services.canvas_apply_edit(
             canvas=canvas_obj, op=op, params=params, base_hash=base, user=request.user
         )
-    except services.EditRefused as exc:
-        canvas_obj.refresh_from_db()
-        body: dict[str, Any] = {"error": str(exc), "status": exc.status}
-        if isinstance(exc, services.EditConflict):
-            body["conflict"] = True
-            body["current_hash"] = exc.current_hash or canvas_obj.content_hash
-        if getattr(request, "htmx", False):
-            lines = [str(exc)]
-            if isinstance(exc, services.EditConflict):
-                return _editor(request, agent, canvas_obj, lines, error=True)
-            return _flash(request, lines, error=True)
-        if _wants_json_body(request) or wants_json(request):
-            return json_response(body, status=exc.status)
-        messages.error(request, str(exc))
-        return redirect("canvas", agent, canvas)
-    canvas_obj.refresh_from_db()
-    summary = f"r{outcome.revision.number}: {outcome.revision.op} written to mmds/{canvas}"
-    if outcome.rows_changed:
-        summary += f"; {outcome.rows_changed} row(s) updated in the offload files"
-    if getattr(request, "htmx", False):
-        return _editor(request, agent, canvas_obj, [summary, *outcome.warnings])
-    if _wants_json_body(request) or wants_json(request):
-        return json_response(outcome.as_json())
-    messages.success(request, summary)
-    for warning in outcome.warnings:
-        messages.warning(request, warning)
-    return redirect("canvas", agent, canvas)
+    except EditRefused as exc:
+        outcome = _refused(exc, canvas_obj)
+        # A conflict redraws the editor on the agent's version; other refusals only say why.
+        redraw = isinstance(exc, EditConflict | WriteFailed)
+        return respond(
+            request,
+            outcome,
+            redirect_to=back,
+            htmx=(lambda o: _editor(request, canvas_obj, o)) if redraw else None,
+        )
+    summary = f"r{result.revision.number}: {result.revision.op} written to mmds/{canvas}"
+    if result.rows_changed:
+        summary += f"; {result.rows_changed} row(s) updated in the offload files"
+    outcome = Outcome(ok=True, message=summary, warnings=result.warnings, body=result.as_json())
+    return respond(
+        request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
+    )
+
+
+@require_POST
+def sync(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
+    """Re-index the canvas file as it is on disk now (the watcher does this by itself)."""
+    obj = agent_get(agent)
+    canvas_obj = selectors.canvas_get(obj, canvas)
+    back = reverse("canvas", args=[agent, canvas])
+    if not request.user.is_authenticated:
+        return respond(request, _forbidden(), redirect_to=back)
+    try:
+        changed = services.canvas_sync(canvas=canvas_obj)
+    except EditRefused as exc:
+        return respond(request, _refused(exc, canvas_obj), redirect_to=back)
+    message = "re-read from disk" if changed else "the index already matched the file on disk"
+    outcome = Outcome(ok=True, message=message, body={"changed": changed})
+    return respond(
+        request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
+    )
 
 
 @require_GET
-def history_page(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def history_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    return render_page(request, "canvases/history.html", selectors.revision_list(obj, canvas_obj))
+    return render_page(request, "canvases/history.html", history.revision_list(obj, canvas_obj))
 
 
 @require_GET
-def revision_page(request: HttpRequest, agent: str, canvas: str, number: int) -> HttpResponse:
+def revision_page(request: HtmxHttpRequest, agent: str, canvas: str, number: int) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    data = selectors.revision_detail(obj, canvas_obj, number)
+    data = history.revision_detail(obj, canvas_obj, number)
     return render_page(request, "canvases/revision.html", data)
 
 
 @require_POST
-def revision_restore(request: HttpRequest, agent: str, canvas: str, number: int) -> HttpResponse:
+def revision_restore(
+    request: HtmxHttpRequest, agent: str, canvas: str, number: int
+) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     if not request.user.is_authenticated:
-        return json_response({"error": "log in to edit"}, status=403)
+        return respond(
+            request, _forbidden(), redirect_to=reverse("canvas-revision", args=[agent, canvas, number])
+        )
     try:
-        outcome = services.canvas_restore(
+        result = services.canvas_restore(
             canvas=canvas_obj,
             number=number,
             base_hash=request.POST.get("base", ""),
             user=request.user,
         )
-    except services.EditRefused as exc:
-        if wants_json(request):
-            return json_response({"error": str(exc)}, status=exc.status)
-        messages.error(request, str(exc))
-        return redirect("canvas-revision", agent, canvas, number)
-    if wants_json(request):
-        return json_response(outcome.as_json())
-    messages.success(request, f"restored revision {number} as r{outcome.revision.number}")
-    return redirect("canvas", agent, canvas)
-
-
-def _preview_data(canvas_obj: Canvas) -> dict[str, Any]:
-    data = services.resume_preview(canvas_obj)
-    data["agent"] = canvas_obj.agent.slug
-    data["file"] = canvas_obj.filename
-    data["live"] = services.agent_live(canvas_obj.agent).as_json()
-    return data
+    except EditRefused as exc:
+        back = reverse("canvas-revision", args=[agent, canvas, number])
+        return respond(request, _refused(exc, canvas_obj), redirect_to=back)
+    message = f"restored revision {number} as r{result.revision.number}"
+    outcome = Outcome(ok=True, message=message, body=result.as_json())
+    return respond(request, outcome, redirect_to=reverse("canvas", args=[agent, canvas]))
 
 
 @require_GET
-def preview_page(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def preview_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    data = _preview_data(canvas_obj)
+    data = selectors.resume_preview(canvas_obj)
     # "block" is reserved in Django template contexts (block tags use it).
     extra = {"resume_text": data["block"]}
     return render_page(request, "canvases/preview.html", data, extra=extra, partial="panel")
 
 
 @require_http_methods(["GET", "POST"])
-def resume(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """GET: the preview; POST: make this canvas the active one in state.json."""
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
+    back = reverse("canvas-preview", args=[agent, canvas])
     if request.method == "GET":
-        return redirect(reverse("canvas-preview", args=[agent, canvas]))
+        return redirect(back)
     if not request.user.is_authenticated:
-        return _forbidden(request)
-    confirm = request.POST.get("confirm_live") in ("1", "on", "true")
-    if _wants_json_body(request):
-        try:
-            confirm = bool(json.loads(request.body or b"{}").get("confirm_live"))
-        except (ValueError, AttributeError):
-            confirm = False
+        return respond(request, _forbidden(), redirect_to=back)
     try:
-        outcome = services.canvas_resume(canvas=canvas_obj, user=request.user, confirm_live=confirm)
-    except services.EditRefused as exc:
-        if getattr(request, "htmx", False):
-            return _flash(request, [str(exc)], error=True)
-        if _wants_json_body(request) or wants_json(request):
-            return json_response({"error": str(exc), "status": exc.status}, status=exc.status)
-        messages.error(request, str(exc))
-        return redirect("canvas-preview", agent, canvas)
-    body = {"held": outcome.held, "active": outcome.active, "message": outcome.message}
-    if getattr(request, "htmx", False):
-        return _flash(request, [outcome.message], error=not outcome.held)
-    if _wants_json_body(request) or wants_json(request):
-        return json_response(body)
-    (messages.success if outcome.held else messages.error)(request, outcome.message)
-    return redirect("canvas-preview", agent, canvas)
+        confirm = bool(_params(request).get("confirm_live"))
+        result = services.canvas_resume(canvas=canvas_obj, user=request.user, confirm_live=confirm)
+    except EditRefused as exc:
+        return respond(request, _refused(exc, canvas_obj), redirect_to=back)
+    body = {"held": result.held, "active": result.active, "message": result.message}
+    outcome = Outcome(ok=result.held, message=result.message, body=body)
+    return respond(request, outcome, redirect_to=back)
 
 
 @require_GET
-def lint_panel(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def lint_panel(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    data = selectors.canvas_lint(obj, canvas_obj)
+    data = lint.canvas_lint(obj, canvas_obj)
     return render_page(request, "canvases/lint.html", data, partial="panel")
 
 
 @require_GET
-def live_panel(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def live_panel(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """Polled by the canvas page: live badge, and human edits an agent rewrite dropped."""
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)

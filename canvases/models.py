@@ -73,6 +73,9 @@ class Revision(models.Model):
     after_hash = NulSafeCharField(max_length=64)
     remaps = NulSafeJSONField(default=dict)
     undone = models.BooleanField(default=False)
+    # The journal intent this change was written under (memviz's own changes only): lets a
+    # recovery tell a change already recorded from one that must still be.
+    write_id = models.CharField(max_length=32, blank=True, default="", db_index=True)
 
     class Meta:
         ordering = ["canvas", "-number"]

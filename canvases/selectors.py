@@ -1,26 +1,32 @@
-"""Page contexts for a canvas and for one node of it (rows across sessions, refs)."""
+"""Page contexts of a canvas: the diagram, one node's rows, the editor state, the resume preview.
+
+Reads only: nothing here writes to the database or to disk. When the canvas file changed on disk
+since it was indexed, the page says so (`disk`); keeping the index in step is the watcher's job
+(and the explicit re-sync service's).
+"""
 
 from __future__ import annotations
 
-import difflib
+import os
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from canvases.indexing import canvas_index_file, parsed
+from canvases import history, liveness
+from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import render_body
-from canvases.models import Canvas, Revision
+from canvases.models import Canvas
 from sessions.memory.paths import UnsafePath, confine
-from sessions.models import Agent, Ref, Row
+from sessions.memory.row_fields import node_aliases
+from sessions.memory.state_edit import CANVAS_BUDGET_CHARS, estimate_tokens, resume_block
+from sessions.models import Agent, Row
 from sessions.selectors import rows_json
 
 OVERVIEW_NODES = 40
-STATUSES = ("done", "doing", "todo", "paused", "blocked")
 
 
 def canvas_path(agent: Agent, filename: str) -> Path:
@@ -28,40 +34,24 @@ def canvas_path(agent: Agent, filename: str) -> Path:
 
 
 def canvas_get(agent: Agent, filename: str) -> Canvas:
-    """The canvas, re-indexed first if its file changed on disk since the last ingest."""
+    """The indexed canvas (404 for a name that is unsafe or not indexed)."""
     try:
-        path = canvas_path(agent, filename)
+        canvas_path(agent, filename)
     except UnsafePath as exc:
         raise Http404(str(exc)) from exc
-    if path.is_file():
-        canvas_refresh_from_disk(agent, path)
-    return get_object_or_404(Canvas, agent=agent, filename=filename)
+    canvas = get_object_or_404(Canvas, agent=agent, filename=filename)
+    canvas.agent = agent
+    return canvas
 
 
-def canvas_refresh_from_disk(agent: Agent, path: Path) -> None:
-    """Re-index a canvas the agent rewrote; announce it to other open pages as the watcher would.
-
-    Locked like an ingest of the agent, so a page view and the watcher never both record the
-    same rewrite as a revision.
-    """
-    from memviz.broadcast import broadcast_delta
-    from sessions.ingest import AgentDelta, canvas_version
-
-    with transaction.atomic():
-        Agent.objects.select_for_update().filter(pk=agent.pk).first()
-        if not canvas_index_file(agent, path):
-            return
-        delta = AgentDelta(
-            agent_pk=agent.pk,
-            agent_slug=agent.slug,
-            canvases_changed=[canvas_version(agent, path.name)],
-        )
-        transaction.on_commit(lambda: broadcast_delta(delta))
-
-
-def node_aliases(node_id: str) -> list[str]:
-    """Row ``node_id`` values that mean this node (the Go port draws ``n_001-N1`` for ``001-N1``)."""
-    return [node_id, node_id[2:]] if node_id.startswith("n_") else [node_id]
+def disk_state(canvas: Canvas) -> dict[str, Any]:
+    """Whether the file on disk still is what the index holds (size and mtime; one stat)."""
+    try:
+        st = os.stat(canvas_path(canvas.agent, canvas.filename))
+    except (OSError, UnsafePath):
+        return {"missing": True, "changed": True}
+    changed = (st.st_size, st.st_mtime_ns) != (canvas.size, canvas.mtime_ns)
+    return {"missing": False, "changed": changed}
 
 
 def row_counts(agent: Agent, doc: ParsedCanvas) -> dict[str, int]:
@@ -177,153 +167,35 @@ def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# curation: editor state, history, lint, resume
-
-
 def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
     """What the editing UI needs beyond the canvas itself: live badge, undo/redo, dropped edits."""
-    from canvases import services
-
-    undo = services.undo_target(canvas)
-    redo = services.redo_target(canvas)
+    undo = history.undo_target(canvas)
+    redo = history.redo_target(canvas)
     return {
-        "live": services.agent_live(agent).as_json(),
+        "live": liveness.agent_live(agent).as_json(),
         "undo": {"revision": undo.number, "op": undo.op} if undo else None,
         "redo": {"revision": redo.number, "op": redo.op} if redo else None,
-        "dropped": services.dropped_edits(canvas),
+        "dropped": history.dropped_edits(canvas),
         "revisions": canvas.revisions.count(),
+        "disk": disk_state(canvas),
     }
 
 
-def _revision_summary(revision: Revision) -> dict[str, Any]:
-    return {
-        "number": revision.number,
-        "author": revision.author,
-        "created_at": revision.created_at,
-        "op": revision.op,
-        "params": revision.params,
-        "before_hash": revision.before_hash,
-        "after_hash": revision.after_hash,
-        "undone": revision.undone,
-        "rows_changed": (revision.remaps or {}).get("rows_changed", 0),
-        "node_map": (revision.remaps or {}).get("node_map", {}),
-        "mark_deleted": (revision.remaps or {}).get("mark_deleted", []),
-    }
-
-
-def revision_list(agent: Agent, canvas: Canvas) -> dict[str, Any]:
-    return {
-        "agent": agent.slug,
-        "file": canvas.filename,
-        "content_hash": canvas.content_hash,
-        "revisions": [_revision_summary(r) for r in canvas.revisions.order_by("-number")[:500]],
-    }
-
-
-def node_changes(before: str, after: str) -> dict[str, list[str]]:
-    """Node ids added, removed and changed (label, shape or group) between two texts."""
-    old, new = parsed(before) if before else None, parsed(after)
-    old_nodes = old.nodes if old else {}
-    added = [i for i in new.nodes if i not in old_nodes]
-    removed = [i for i in old_nodes if i not in new.nodes]
-    changed = [
-        i
-        for i, n in new.nodes.items()
-        if i in old_nodes
-        and (n.label, n.shape, n.subgraph)
-        != (old_nodes[i].label, old_nodes[i].shape, old_nodes[i].subgraph)
-    ]
-    return {"added": added, "removed": removed, "changed": changed}
-
-
-def revision_detail(agent: Agent, canvas: Canvas, number: int) -> dict[str, Any]:
-    revision = canvas.revisions.filter(number=number).first()
-    if revision is None:
-        raise Http404(f"no revision {number} of {canvas.filename}")
-    diff = "".join(
-        difflib.unified_diff(
-            revision.before_text.splitlines(keepends=True),
-            revision.after_text.splitlines(keepends=True),
-            f"before (r{number - 1})" if number > 1 else "before",
-            f"after (r{number})",
-            n=2,
-        )
-    )
-    changes = node_changes(revision.before_text, revision.after_text)
-    return {
-        "agent": agent.slug,
-        "file": canvas.filename,
-        "content_hash": canvas.content_hash,
-        "revision": _revision_summary(revision),
-        "diff": diff,
-        "changes": changes,
-        "remaps": revision.remaps,
-        "after_text": revision.after_text,
-        "before_render": render_body(revision.before_text) if revision.before_text else "",
-        "after_render": render_body(revision.after_text),
-        "is_current": revision.after_hash == canvas.content_hash,
-    }
-
-
-def pruned_ids(canvas_qs: Any) -> set[str]:
-    ids: set[str] = set()
-    for params in Revision.objects.filter(
-        canvas__in=canvas_qs, op="prune", undone=False
-    ).values_list("params", flat=True):
-        if isinstance(params, dict) and isinstance(params.get("node"), str):
-            ids.add(params["node"])
-    return ids
-
-
-def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
-    """Curation checks: empty nodes, rows on no canvas, unmapped rows, missing refs, budget."""
-    from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
-    from sessions.selectors import placed_node_ids, ref_locate
-
+def resume_preview(canvas: Canvas) -> dict[str, Any]:
+    agent = canvas.agent
     doc = parsed(canvas.text)
-    counts = row_counts(agent, doc)
-    placed = placed_node_ids(agent)
-    pruned = pruned_ids(agent.canvases.all())
-    orphans = (
-        Row.objects.filter(agent=agent)
-        .exclude(node_id__isnull=True)
-        .exclude(node_id__in=[*placed, "wait", ""])
-        .values("node_id")
-        .annotate(n=Count("id"))
-        .order_by("node_id")
-    )
-    unmapped = Row.objects.filter(agent=agent).filter(node_id__isnull=True).count()
-    waiting = Row.objects.filter(agent=agent, node_id="wait").count()
-    refs = set(Ref.objects.filter(agent=agent).values_list("name", flat=True))
-    missing = []
-    for row in Row.objects.filter(agent=agent, node_id__in=list(doc.nodes)).exclude(
-        result_ref__isnull=True
-    )[:2000]:
-        located = ref_locate(agent, row.result_ref)
-        if located and located.get("name") and located["name"] not in refs:
-            missing.append(
-                {"node_id": row.node_id, "tool_call_id": row.tool_call_id, "ref": row.result_ref}
-            )
-    size = len(canvas.text)
+    block = resume_block(agent.name, canvas.filename, canvas.text, doc.meta.task_goal or "")
     return {
         "agent": agent.slug,
         "file": canvas.filename,
-        "content_hash": canvas.content_hash,
-        "nodes_without_rows": [
-            {"id": n.id, "title": n.fields.title or n.label}
-            for n in doc.nodes.values()
-            if not counts.get(n.id)
-        ],
-        "rows_on_no_canvas": [
-            {"node_id": o["node_id"], "rows": o["n"], "pruned": o["node_id"] in pruned}
-            for o in orphans
-        ],
-        "unmapped_rows": unmapped,
-        "wait_rows": waiting,
-        "missing_refs": missing,
-        "size_chars": size,
+        "block": block,
+        "block_chars": len(block),
+        "block_tokens": estimate_tokens(block),
+        "canvas_chars": len(canvas.text),
+        "canvas_tokens": estimate_tokens(canvas.text),
         "budget_chars": CANVAS_BUDGET_CHARS,
-        "over_budget": size > CANVAS_BUDGET_CHARS,
-        "node_ids": list(doc.nodes),
+        "over_budget": len(canvas.text) > CANVAS_BUDGET_CHARS,
+        "budget_percent": round(100 * len(canvas.text) / CANVAS_BUDGET_CHARS),
+        "active": liveness.state_active(agent) == canvas.filename,
+        "live": liveness.agent_live(agent).as_json(),
     }

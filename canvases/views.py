@@ -14,6 +14,7 @@ from django.views.decorators.http import require_GET
 
 from canvases import selectors
 from memviz.pages import render_page, wants_json
+from memviz.responders import HtmxHttpRequest
 from memviz.templatetags.memviz import status_class
 from sessions.selectors import agent_get
 
@@ -47,19 +48,20 @@ def node_list_items(data: dict[str, Any], *, editable: bool) -> SafeString:
     return mark_safe("\n".join(parts))  # noqa: S308 - every interpolated value is escaped above
 
 
+# htmx target id -> the partial that redraws it (anything else gets the whole page)
+CANVAS_PARTIALS = {"diagram": "canvases/_diagram.html", "editor": "canvases/_editor.html"}
+
+
 @require_GET
-def canvas_page(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     data = selectors.canvas_detail(obj, canvas_obj, request.GET.get("collapsed"))
     data["editor"] = selectors.editor_state(obj, canvas_obj)
-    if (
-        not wants_json(request)
-        and getattr(request, "htmx", False)
-        and not request.htmx.history_restore_request
-    ):
-        return render(request, "canvases/_diagram.html", data)
     extra = {"node_items": node_list_items(data, editable=request.user.is_authenticated)}
+    partial = CANVAS_PARTIALS.get(request.htmx.target or "") if request.htmx else None
+    if partial and not wants_json(request) and not request.htmx.history_restore_request:
+        return render(request, partial, {**data, **extra})
     return render_page(request, "canvases/canvas.html", data, extra=extra)
 
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-
-if TYPE_CHECKING:
-    from sessions.ingest import AgentDelta
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +24,52 @@ MAX_IDS_PER_SESSION = 500
 
 _server_loop: asyncio.AbstractEventLoop | None = None
 _lock = threading.Lock()
+
+
+@dataclass
+class AgentDelta:
+    """What one ingest of one agent changed: the payload of the live broadcast sent after commit."""
+
+    agent_pk: int
+    agent_slug: str
+    # session id -> tool_call_ids of rows that were not in the index before (in file order)
+    new_rows: dict[str, list[str]] = field(default_factory=dict)
+    # sessions whose file was rewritten in place (backfill, status updates) and re-read whole
+    sessions_reread: list[str] = field(default_factory=list)
+    sessions_removed: list[str] = field(default_factory=list)
+    new_refs: list[str] = field(default_factory=list)
+    # (canvas pk, filename, revision number) of canvases new or rewritten on disk
+    canvases_changed: list[tuple[int, str, int]] = field(default_factory=list)
+    canvases_removed: list[str] = field(default_factory=list)
+    active_canvas: str | None = None  # set only when it changed
+
+    @property
+    def empty(self) -> bool:
+        return not (
+            self.new_rows
+            or self.sessions_reread
+            or self.sessions_removed
+            or self.new_refs
+            or self.canvases_changed
+            or self.canvases_removed
+            or self.active_canvas is not None
+        )
+
+
+@dataclass
+class CanvasChange:
+    """One committed change of a canvas made through memviz (an edit, undo, restore, resume)."""
+
+    agent_pk: int
+    agent_slug: str
+    canvas_pk: int
+    canvas: str
+    revision: int
+    author: str
+    op: str
+    hash: str
+    rows_changed: int = 0
+    active_canvas: str | None = None  # set when the change made this canvas the active one
 
 
 def agent_group(agent_pk: int) -> str:
@@ -77,6 +121,43 @@ def delta_messages(delta: AgentDelta) -> list[tuple[str, dict[str, Any]]]:
 
 def broadcast_delta(delta: AgentDelta) -> None:
     for group, message in delta_messages(delta):
+        group_send(group, message)
+
+
+def change_messages(change: CanvasChange) -> list[tuple[str, dict[str, Any]]]:
+    """The messages for a change made through memviz: every open page of the canvas updates."""
+    canvas_payload = {
+        "type": "canvas.updated",
+        "agent": change.agent_slug,
+        "canvas": change.canvas,
+        "revision": change.revision,
+        "author": change.author,
+        "op": change.op,
+        "hash": change.hash,
+        "rows_changed": change.rows_changed,
+    }
+    agent_payload = {
+        "type": "agent.changed",
+        "agent": change.agent_slug,
+        "rows": {},
+        "sessions_reread": [],
+        "sessions_removed": [],
+        "refs": [],
+        "refs_count": 0,
+        "canvases": [change.canvas],
+        "canvases_removed": [],
+        "active_canvas": change.active_canvas,
+        "author": change.author,
+        "rows_changed": change.rows_changed,
+    }
+    return [
+        (canvas_group(change.canvas_pk), {"type": "canvas.updated", "payload": canvas_payload}),
+        (agent_group(change.agent_pk), {"type": "agent.changed", "payload": agent_payload}),
+    ]
+
+
+def broadcast_change(change: CanvasChange) -> None:
+    for group, message in change_messages(change):
         group_send(group, message)
 
 

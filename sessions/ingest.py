@@ -15,15 +15,19 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Func, IntegerField, Q, Sum
 from django.utils import timezone
 
 from canvases.indexing import canvas_index_file, canvas_remove_missing
+from canvases.write_path import intents_recover
+from memviz.broadcast import AgentDelta, broadcast_delta
 from memviz.fields import NUL, nul_free
+from sessions.locks import agent_locked
 from sessions.memory.jsonl import JsonlChunk, file_head_hash, read_rows
 from sessions.memory.layout import AgentFolder, SessionFile, discover_agents
 from sessions.memory.refs import read_ref_header
+from sessions.memory.row_fields import offloaded_text
 from sessions.memory.state import active_mmd_file, read_registry, read_state
 from sessions.models import Agent, AgentSession, Ref, Row, TrackedFile
 
@@ -43,36 +47,6 @@ KNOWN_ROW_KEYS = frozenset(
 )
 ROW_BATCH = 5000
 SETTLE_SECONDS = 0.5
-
-
-@dataclass
-class AgentDelta:
-    """What one ingest of one agent changed: the payload of the live broadcast sent after commit."""
-
-    agent_pk: int
-    agent_slug: str
-    # session id -> tool_call_ids of rows that were not in the index before (in file order)
-    new_rows: dict[str, list[str]] = field(default_factory=dict)
-    # sessions whose file was rewritten in place (backfill, status updates) and re-read whole
-    sessions_reread: list[str] = field(default_factory=list)
-    sessions_removed: list[str] = field(default_factory=list)
-    new_refs: list[str] = field(default_factory=list)
-    # (canvas pk, filename, revision number) of canvases new or rewritten on disk
-    canvases_changed: list[tuple[int, str, int]] = field(default_factory=list)
-    canvases_removed: list[str] = field(default_factory=list)
-    active_canvas: str | None = None  # set only when it changed
-
-    @property
-    def empty(self) -> bool:
-        return not (
-            self.new_rows
-            or self.sessions_reread
-            or self.sessions_removed
-            or self.new_refs
-            or self.canvases_changed
-            or self.canvases_removed
-            or self.active_canvas is not None
-        )
 
 
 @dataclass
@@ -120,13 +94,17 @@ def agent_for_folder(folder: AgentFolder, root: Path) -> Agent:
     path = folder.path.resolve()
     agent = Agent.objects.filter(path=str(path)).first()
     if agent is None:
-        agent = Agent.objects.create(
-            slug=agent_slug_for(folder.name, path),
-            name=folder.name,
-            path=str(path),
-            root=str(root.resolve()),
-            variant=folder.variant,
-        )
+        try:
+            with transaction.atomic():
+                agent = Agent.objects.create(
+                    slug=agent_slug_for(folder.name, path),
+                    name=folder.name,
+                    path=str(path),
+                    root=str(root.resolve()),
+                    variant=folder.variant,
+                )
+        except IntegrityError:  # another process indexed it first
+            agent = Agent.objects.get(path=str(path))
     return agent
 
 
@@ -161,14 +139,13 @@ def ingest_folder(
 ) -> Agent:
     """Ingest one agent folder in one transaction; what changed is broadcast after commit.
 
-    The agent row is locked first so two ingests of the same agent (the watcher and a push, or
-    two processes) run one after the other and never read the same bytes twice.
+    Runs under the agent's write lock (`sessions.locks`), like every other write to the agent:
+    two ingests (the watcher and a push, or two processes) and memviz's own edits run one after
+    the other, so bytes are never read twice and an edit is never mistaken for the agent's.
     """
-    from memviz.broadcast import broadcast_delta
-
-    with transaction.atomic():
-        agent = agent_for_folder(folder, root)
-        agent = Agent.objects.select_for_update().get(pk=agent.pk)
+    agent = agent_for_folder(folder, root)
+    with agent_locked(agent.pk) as agent:
+        intents_recover(agent)  # a memviz change left unfinished is completed before reading
         delta = ingest_agent(agent, folder, report, tick or (lambda _m: None))
         if not delta.empty:
             report.deltas.append(delta)
@@ -354,14 +331,6 @@ def _session_refresh(session: AgentSession) -> None:
     session.save()
 
 
-def _offloaded_text(value: object) -> str:
-    if value is None or value is False:
-        return ""
-    if value is True:
-        return "true"
-    return str(value)[:20]
-
-
 def rows_insert(agent: Agent, session: AgentSession, chunk: JsonlChunk) -> None:
     """Bulk-insert rows with one executemany per batch: the ORM's per-object cost dominates at 100k."""
     if not chunk.rows:
@@ -402,7 +371,7 @@ def rows_insert(agent: Agent, session: AgentSession, chunk: JsonlChunk) -> None:
                 row.score,
                 row.node_id,
                 row.result_ref,
-                _offloaded_text(row.offloaded),
+                offloaded_text(row.offloaded),
                 row.timestamp,
                 extra_json,
             )

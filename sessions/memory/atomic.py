@@ -74,30 +74,79 @@ def write_atomic(
     file the agent deleted. The file's mode (and owner, where permitted) is kept.
     """
     path = Path(path)
-    if path.is_symlink():
-        raise ValueError(f"refusing to replace {path.name}: it is a symlink")
     with lock_folder(path.parent):
-        before = _stat_or_none(path)
-        if before is None and (must_exist or expect_hash is not None):
-            raise PreconditionFailed(path, expect_hash, None)
-        if before is not None and not stat.S_ISREG(before.st_mode):
-            raise ValueError(f"refusing to replace {path.name}: not a regular file")
-        _check_hash(path, expect_hash, must_exist)
-        fd, temp = open_temp_beside(path, like=before)
+        prepared = prepare_write(path, data, expect_hash=expect_hash, must_exist=must_exist)
+        return prepared.commit()
+
+
+class PreparedWrite:
+    """The first half of an atomic replace: the new bytes are in an fsynced temp file beside.
+
+    Several files can be prepared before any is committed, so a multi-file edit that runs out
+    of disk (or meets a read-only folder) fails before it has changed anything. `commit`
+    re-checks the precondition, renames and fsyncs the folder; `abort` removes the temp.
+    The caller holds the folder lock (`lock_folder`) across both halves.
+    """
+
+    def __init__(
+        self, path: Path, temp: Path, data: bytes, expect_hash: str | None, must_exist: bool
+    ) -> None:
+        self.path = path
+        self.temp: Path | None = temp
+        self.data = data
+        self.expect_hash = expect_hash
+        self.must_exist = must_exist
+
+    def commit(self) -> str:
+        if self.temp is None:
+            raise RuntimeError(f"{self.path.name}: this prepared write was already used")
+        temp, self.temp = self.temp, None
         try:
-            try:
-                write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            _check_hash(path, expect_hash, must_exist)
-            os.replace(temp, path)
+            _check_hash(self.path, self.expect_hash, self.must_exist)
+            os.replace(temp, self.path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
             raise
-        fsync_folder(path.parent)
-    return sha256_bytes(data)
+        fsync_folder(self.path.parent)
+        return sha256_bytes(self.data)
+
+    def abort(self) -> None:
+        temp, self.temp = self.temp, None
+        if temp is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+
+
+def prepare_write(
+    path: Path, data: bytes, *, expect_hash: str | None = None, must_exist: bool = True
+) -> PreparedWrite:
+    """Check the precondition and write `data` to an fsynced temp file beside `path`.
+
+    Raises `PreconditionFailed`, `ValueError` for a symlink or a non-regular file, or the
+    `OSError` of the write (ENOSPC, EROFS, EACCES) — in every case with no temp left behind.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        raise ValueError(f"refusing to replace {path.name}: it is a symlink")
+    before = _stat_or_none(path)
+    if before is None and (must_exist or expect_hash is not None):
+        raise PreconditionFailed(path, expect_hash, None)
+    if before is not None and not stat.S_ISREG(before.st_mode):
+        raise ValueError(f"refusing to replace {path.name}: not a regular file")
+    _check_hash(path, expect_hash, must_exist)
+    fd, temp = open_temp_beside(path, like=before)
+    try:
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temp)
+        raise
+    return PreparedWrite(path, temp, data, expect_hash, must_exist)
 
 
 def _check_hash(path: Path, expect_hash: str | None, must_exist: bool) -> None:

@@ -20,6 +20,10 @@ land in the *old* inode after we read it. Per file:
    `rebuild(old inode content) + whatever was appended to the new file since the rename`, which
    keeps the order of a sequential appender. That rewrite goes through the same steps.
 
+Two phases. `prepare_remap` does steps 1-2 up to the fsynced temp file and `PreparedRemap.commit`
+the rest, so a multi-file edit can prepare every file (where a full disk or a read-only folder
+fails) before it renames any; `remap_rows` and `rewrite_file` do both at once.
+
 Residual window: none for appenders that open-write-close (the plugin, Node's appendFile), as the
 lease proves the old inode has no writer left before we read it for the last time. Where leases
 are unavailable (file owned by another user, a filesystem without leases), step 4 waits a fixed
@@ -35,30 +39,32 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
-import re
 import signal
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
+from sessions.memory.row_edits import RowEditor
 
 MAX_RETRIES = 20
 PRECHECK_ROUNDS = 12
-RECOVERY_DEPTH = 8
+RECOVERY_DEPTH = 16
 LEASE_WAIT_SECONDS = 2.0
 SETTLE_SECONDS = 0.05
-
-# What the plugin's parseJsonlSafe strips before retrying JSON.parse.
-_UNSAFE_CHARS = re.compile(
-    "[\ufffd\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f\u200b-\u200f\u2028\u2029\ufeff]"
-)
 _F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
 
-Build = Callable[[bytes], tuple[bytes, int]]
+
+class Editor(Protocol):
+    """Turns a file's bytes (whose first line is number `first_line`) into new bytes + rows."""
+
+    def apply(self, data: bytes, first_line: int = 1) -> tuple[bytes, int]: ...
+
+
+Build = Callable[[bytes, int], tuple[bytes, int]]
 
 
 class RemapConflict(RuntimeError):
@@ -108,7 +114,7 @@ def remap_rows(
     targets = [agent_dir / f for f in files] if files is not None else offload_files(agent_dir)
     with lock_folder(agent_dir):
         for path in targets:
-            rows, retries = _rewrite_file(path, editor.apply, editor.apply)
+            rows, retries = rewrite_file(path, editor)
             result.retries += retries
             if rows:
                 result.files_changed.append(path.name)
@@ -130,113 +136,108 @@ def rows_with_nodes(agent_dir: Path, node_ids: set[str]) -> int:
     return count
 
 
-class RowEditor:
-    """The line-level edit: find candidate lines by a byte search, parse and change only those."""
-
-    def __init__(self, node_map: dict[str, str], mark_deleted: set[str]) -> None:
-        for key, value in node_map.items():
-            if not isinstance(key, str) or not isinstance(value, str) or not value:
-                raise ValueError(f"node_map must map node ids to non-empty ids, got {key!r}")
-        self.node_map = {k: v for k, v in node_map.items() if k != v}
-        self.mark_deleted = set(mark_deleted)
-        ids = set(self.node_map) | self.mark_deleted
-        needles = set()
-        for node_id in ids:
-            needles.add(json.dumps(node_id, ensure_ascii=False).encode())
-            needles.add(json.dumps(node_id).encode())  # a writer that escapes non-ASCII
-        self.needles = sorted(needles)
-        self.active = bool(ids)
-
-    def candidate_lines(self, data: bytes) -> Iterable[bytes]:
-        for start, end in self._candidate_spans(data, data.rfind(b"\n") + 1):
-            yield data[start:end]
-
-    def matches(self, line: bytes) -> bool:
-        row = _parse_row(line)
-        return row is not None and row.get("node_id") in (set(self.node_map) | self.mark_deleted)
-
-    def apply(self, data: bytes) -> tuple[bytes, int]:
-        """The new content and the number of rows changed; a partial last line is left as is."""
-        complete = data.rfind(b"\n") + 1
-        parts: list[bytes] = []
-        previous = 0
-        rows = 0
-        for start, end in self._candidate_spans(data, complete):
-            edited = self._edit_line(data[start:end])
-            if edited is not None:
-                parts += (data[previous:start], edited)
-                previous = end
-                rows += 1
-        if not rows:
-            return data, 0
-        parts.append(data[previous:])
-        return b"".join(parts), rows
-
-    def _candidate_spans(self, data: bytes, complete: int) -> list[tuple[int, int]]:
-        starts: set[int] = set()
-        for needle in self.needles:
-            position = data.find(needle, 0, complete)
-            while position != -1:
-                start = data.rfind(b"\n", 0, position) + 1
-                end = data.find(b"\n", position)
-                starts.add(start)
-                position = data.find(needle, end + 1, complete)
-        return [(start, data.find(b"\n", start)) for start in sorted(starts)]
-
-    def _edit_line(self, line: bytes) -> bytes | None:
-        row = _parse_row(line)
-        if row is None:
-            return None
-        node_id = row.get("node_id")
-        if not isinstance(node_id, str):
-            return None
-        changed = False
-        if node_id in self.mark_deleted and row.get("offloaded") != "deleted":
-            row["offloaded"] = "deleted"
-            changed = True
-        if node_id in self.node_map:
-            row["node_id"] = self.node_map[node_id]
-            changed = True
-        if not changed:
-            return None
-        body = line.strip()
-        head = line[: len(line) - len(line.lstrip())]
-        tail = line[len(line.rstrip()) :]
-        return head + _serialise(row) + tail if body else None
-
-
-def _parse_row(line: bytes) -> dict | None:
-    """A row the plugin would read, parsed like `parseJsonlSafe` (strict, then unsafe chars out)."""
-    try:
-        row = json.loads(line)
-    except ValueError:
-        try:
-            row = json.loads(_UNSAFE_CHARS.sub("", line.decode("utf-8", errors="replace")))
-        except ValueError:
-            return None
-    if not isinstance(row, dict):
-        return None
-    tool_call_id = row.get("tool_call_id")
-    return row if isinstance(tool_call_id, str) and tool_call_id else None
-
-
-def _serialise(row: dict) -> bytes:
-    try:
-        return json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape: keep it escaped
-        return json.dumps(row, separators=(",", ":")).encode("ascii")
-
-
 class _Restart(Exception):
     """The file was replaced or rewritten in place under us; read it again."""
+
+
+def rewrite_file(path: Path, editor: Editor) -> tuple[int, int]:
+    """Apply `editor` to one file safely, in one go; returns (rows changed, retries).
+
+    The caller holds the agent folder's lock. A recording editor may see a line twice (a
+    restart re-reads the file); it keeps the first sighting, which is the original value.
+    """
+    return _rewrite_file(path, editor.apply, editor.apply)
+
+
+class PreparedRemap:
+    """Steps 1-2 of the rewrite done for one file: the new content sits in an fsynced temp.
+
+    `commit` splices appends made since, renames, and folds in late appends (steps 2-4);
+    `abort` leaves the file as it is. The descriptor on the original stays open in between.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        fd: int,
+        temp_fd: int,
+        temp: Path,
+        data: bytes,
+        seen: os.stat_result,
+        out: bytes,
+        rows: int,
+        build: Build,
+    ) -> None:
+        self.path, self.fd, self.temp_fd, self.temp = path, fd, temp_fd, temp
+        self.data, self.seen, self.out, self.rows, self.build = data, seen, out, rows, build
+        self.open = True
+
+    def commit(self) -> int:
+        """Rename the new content into place; returns the rows changed (appends included).
+
+        Raises `RemapConflict` when the file keeps changing under the rewrite.
+        """
+        if not self.open:
+            raise RuntimeError(f"{self.path.name}: this prepared rewrite was already used")
+        self.open = False
+        try:
+            try:
+                rows, _ = _commit_prepared(self)
+            except _Restart:
+                _close_quietly(self.temp_fd)
+                _unlink_quietly(self.temp)
+                rows, _ = _rewrite_file(self.path, self.build, self.build)
+        finally:
+            _close_quietly(self.temp_fd)
+            _close_quietly(self.fd)
+        return rows
+
+    def abort(self) -> None:
+        if self.open:
+            self.open = False
+            _close_quietly(self.temp_fd)
+            _close_quietly(self.fd)
+            _unlink_quietly(self.temp)
+
+
+def prepare_remap(path: Path, editor: Editor) -> PreparedRemap | None:
+    """Read `path`, apply `editor` and write the result to an fsynced temp file beside it.
+
+    None when no row changes (or the file is gone). An `OSError` while writing the temp
+    (ENOSPC, EROFS, EACCES) propagates with nothing left behind.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        data, seen = _read_settled(fd)
+        out, rows = editor.apply(data, 1)
+        if not rows:
+            os.close(fd)
+            return None
+        temp_fd, temp = open_temp_beside(path, like=seen)
+    except BaseException:
+        _close_quietly(fd)
+        raise
+    try:
+        write_all(temp_fd, out)
+        os.fsync(temp_fd)
+    except BaseException:
+        _close_quietly(temp_fd)
+        _close_quietly(fd)
+        _unlink_quietly(temp)
+        raise
+    return PreparedRemap(path, fd, temp_fd, temp, data, seen, out, rows, editor.apply)
 
 
 def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tuple[int, int]:
     """Apply `build` to one file safely; returns (rows changed, retries).
 
-    `build(content)` gives the new content and a count of changed rows (0: leave the file alone).
-    `extend(chunk)` does the same for bytes appended after the last complete line, so that rows
-    appended while we work are spliced into the temp file instead of redoing the whole file.
+    `build(content, first_line)` gives the new content and a count of changed rows (0: leave
+    the file alone). `extend(chunk, first_line)` does the same for bytes appended after the
+    last complete line, so that rows appended while we work are spliced into the temp file
+    instead of redoing the whole file.
     """
     retries = 0
     for _ in range(MAX_RETRIES):
@@ -245,7 +246,20 @@ def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tu
         except FileNotFoundError:
             return 0, retries  # the reclaimer deleted it: nothing to remap
         try:
-            return _rewrite_once(path, fd, build, extend, depth, retries)
+            data, seen = _read_settled(fd)
+            out, rows = build(data, 1)
+            if not rows:
+                return 0, retries
+            temp_fd, temp = open_temp_beside(path, like=seen)
+            prepared = PreparedRemap(path, fd, temp_fd, temp, data, seen, out, rows, extend)
+            try:
+                write_all(temp_fd, out)
+                os.fsync(temp_fd)
+                rows, more = _commit_prepared(prepared, depth, build)
+            finally:
+                _close_quietly(temp_fd)
+                _unlink_quietly(temp)  # already renamed on success
+            return rows, retries + more
         except _Restart:
             retries += 1
         finally:
@@ -256,48 +270,40 @@ def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tu
     )
 
 
-def _rewrite_once(
-    path: Path, fd: int, build: Build, extend: Build, depth: int, retries: int
+def _commit_prepared(
+    prepared: PreparedRemap, depth: int = 0, build: Build | None = None
 ) -> tuple[int, int]:
-    data, seen = _read_settled(fd)
-    out, rows = build(data)
-    if not rows:
-        return 0, retries
-    temp_fd, temp = open_temp_beside(path, like=seen)
+    """Steps 2-4 for a prepared file: splice appends, rename, recover late writes."""
+    path, fd, temp_fd, temp = prepared.path, prepared.fd, prepared.temp_fd, prepared.temp
+    data, seen, out, rows = prepared.data, prepared.seen, prepared.out, prepared.rows
+    extend = prepared.build
+    build = build or extend
     try:
-        try:
-            write_all(temp_fd, out)
+        # Checked after the (slow) fsync, so the window before the rename stays short.
+        for _ in range(PRECHECK_ROUNDS):
+            now = os.stat(path)
+            if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev) or (now.st_size < len(data)):
+                raise _Restart  # replaced or truncated: start over from a fresh read
+            if now.st_size == len(data) and now.st_mtime_ns == seen.st_mtime_ns:
+                break
+            # It grew: splice the appended bytes in after the last complete line.
+            tail = _pread_all(fd, len(data))
+            seen = os.fstat(fd)
+            complete = data.rfind(b"\n") + 1
+            keep = len(out) - (len(data) - complete)
+            chunk_out, chunk_rows = extend(data[complete:] + tail, data.count(b"\n") + 1)
+            os.ftruncate(temp_fd, keep)
+            os.pwrite(temp_fd, chunk_out, keep)
             os.fsync(temp_fd)
-            # Checked after the (slow) fsync, so the window before the rename stays short.
-            for _ in range(PRECHECK_ROUNDS):
-                now = os.stat(path)
-                if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev) or (
-                    now.st_size < len(data)
-                ):
-                    raise _Restart  # replaced or truncated: start over from a fresh read
-                if now.st_size == len(data) and now.st_mtime_ns == seen.st_mtime_ns:
-                    break
-                # It grew: splice the appended bytes in after the last complete line.
-                tail = _pread_all(fd, len(data))
-                seen = os.fstat(fd)
-                complete = data.rfind(b"\n") + 1
-                keep = len(out) - (len(data) - complete)
-                chunk_out, chunk_rows = extend(data[complete:] + tail)
-                os.ftruncate(temp_fd, keep)
-                os.pwrite(temp_fd, chunk_out, keep)
-                os.fsync(temp_fd)
-                data += tail
-                out = out[:keep] + chunk_out
-                rows += chunk_rows
-        finally:
-            os.close(temp_fd)
+            data += tail
+            out = out[:keep] + chunk_out
+            rows += chunk_rows
         os.replace(temp, path)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temp)
+        _unlink_quietly(temp)
         raise
     fsync_folder(path.parent)
-    return _recover_late_writes(path, fd, build, data, out, rows, depth, retries)
+    return _recover_late_writes(path, fd, build, data, out, rows, depth, 0)
 
 
 class _Diverged(Exception):
@@ -312,23 +318,24 @@ def _recover_late_writes(
     final = _pread_all(fd)
     if final == data:
         return rows, retries
-    if depth >= RECOVERY_DEPTH:
-        raise RemapConflict(f"{path.name}: late appends kept arriving during the rename")
-    rebuilt, rows = build(final)
+    rebuilt, rows = build(final, 1)
     if not rows:
         rebuilt = final
     written = len(out)
 
-    def splice(current: bytes) -> tuple[bytes, int]:
+    def splice(current: bytes, _first_line: int = 1) -> tuple[bytes, int]:
         if not current.startswith(out):
             raise _Diverged
         return rebuilt + current[written:], 1
 
     try:
+        if depth >= RECOVERY_DEPTH:
+            raise _Diverged  # appends keep racing each rename: stop renaming, append instead
         _, more = _rewrite_file(path, splice, _unchanged, depth + 1)
     except _Diverged:
-        # The new file was rewritten by another writer meanwhile: fall back to appending the
-        # late bytes, which loses nothing when they are whole lines.
+        # The new file was rewritten by another writer meanwhile (or renames never settle):
+        # append the late bytes, which loses nothing when they are whole lines; a row the
+        # agent appended to the new file meanwhile then sits before them.
         late = final[len(data) :] if final.startswith(data) else b""
         if not late or not data.endswith(b"\n"):
             raise RemapConflict(
@@ -344,8 +351,18 @@ def _recover_late_writes(
     return rows, retries + 1 + more
 
 
-def _unchanged(chunk: bytes) -> tuple[bytes, int]:
+def _unchanged(chunk: bytes, _first_line: int = 1) -> tuple[bytes, int]:
     return chunk, 0
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _unlink_quietly(path: Path) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def _wait_until_no_writer(fd: int) -> bool:

@@ -109,27 +109,31 @@
   }
   function refreshEditor() {
     // The canvas editor (diagram, node list, base hash of edits) is swapped whole so the next
-    // edit is based on the text now on disk. The canvas URL answers htmx with the diagram only,
-    // so this asks for the full page (history-restore header) and selects #editor from it.
+    // edit is based on the text now on disk; the canvas URL answers an htmx request aimed at
+    // #editor with that region alone.
     const editor = document.getElementById("editor");
     if (!editor || !window.htmx) return false;
     keepViewNext = true;
     const picked = window.memvizCanvas && window.memvizCanvas.selection ? window.memvizCanvas.selection() : [];
-    htmx.ajax("GET", location.pathname + location.search, {
-      source: editor, target: editor, select: "#editor", swap: "outerHTML",
-      headers: { "HX-History-Restore-Request": "true" },
-    }).then(() => {
-      if (picked.length && window.memvizCanvas.select) window.memvizCanvas.select(picked);
-      refreshNodePanel();
-    });
+    htmx.ajax("GET", location.pathname + location.search, { source: editor, target: editor, swap: "outerHTML" })
+      .then(() => {
+        if (picked.length && window.memvizCanvas.select) window.memvizCanvas.select(picked);
+        refreshNodePanel();
+      });
     return true;
+  }
+  function shownHash() {
+    const editor = document.getElementById("editor");
+    return editor ? editor.dataset.hash : "";
   }
   function canvasUpdated(msg) {
     body.dataset.liveCanvasRevision = String(msg.revision || "");
+    if (msg.hash && msg.hash === shownHash()) return; // this page made (or already shows) it
     later("live-box", refreshLiveBox);
     if (editing()) {
       // Never swap a form the user is filling in; say what happened instead.
-      banner(`The agent just rewrote this canvas (revision ${msg.revision}). Your open edit is based on the version you loaded: check the new one before saving.`);
+      const who = !msg.author || msg.author === "agent" ? "The agent just rewrote" : `${msg.author} just changed`;
+      banner(`${who} this canvas (revision ${msg.revision}). Your open edit is based on the version you loaded: check the new one before saving.`);
       return;
     }
     later("canvas", () => {
@@ -139,7 +143,6 @@
         refreshFromPage([".canvas-head", ".node-list"]);
       }
     });
-    later("canvas-head", () => refreshFromPage([".canvas-head"]));
   }
 
   if (window.htmx) {

@@ -110,11 +110,32 @@ def test_viewing_never_changes_files_on_disk(client: Client, upstream: Path) -> 
     assert after == before
 
 
-def test_canvas_edited_on_disk_is_shown_fresh(client: Client, upstream: Path) -> None:
+def test_canvas_changed_on_disk_is_noticed_not_synced_by_a_page_view(
+    client: Client, upstream: Path
+) -> None:
+    """Reads never write: the page says the file changed; the re-sync action indexes it."""
+    from canvases.models import Revision
+
     mmd = upstream / "mmds" / "001-fix-login-timeout.mmd"
     mmd.write_text(mmd.read_text("utf-8") + '\n    001-N4["新: step<br/>status: doing"]\n', "utf-8")
+    revisions = Revision.objects.count()
+    data = client.get("/a/main/c/001-fix-login-timeout.mmd/?format=json").json()
+    assert data["editor"]["disk"] == {"missing": False, "changed": True}
+    assert "001-N4" not in {n["id"] for n in data["nodes"]}  # the index is as it was
+    page = BeautifulSoup(client.get("/a/main/c/001-fix-login-timeout.mmd/").content, "html.parser")
+    assert "changed on disk" in page.select_one("#live").get_text()
+    assert Revision.objects.count() == revisions
+    assert client.post("/a/main/c/001-fix-login-timeout.mmd/sync/").status_code == 403
+    from django.contrib.auth.models import User
+
+    client.force_login(User.objects.create_user("bob", password="pw"))
+    answer = client.post("/a/main/c/001-fix-login-timeout.mmd/sync/?format=json").json()
+    assert answer == {"changed": True}
     data = client.get("/a/main/c/001-fix-login-timeout.mmd/?format=json").json()
     assert "001-N4" in {n["id"] for n in data["nodes"]}
+    assert data["editor"]["disk"]["changed"] is False
+    latest = Revision.objects.order_by("-id").first()
+    assert latest is not None and latest.author == "agent" and latest.op == "disk"
 
 
 def test_large_canvas_opens_as_overview_and_expands(client: Client, tmp_path: Path) -> None:

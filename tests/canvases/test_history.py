@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from sessions.ingest import ingest_agent_dir, ingest_path
 
 pytestmark = pytest.mark.django_db
 FILE = "002-migrate-orders-api.mmd"
@@ -100,6 +100,7 @@ def test_live_panel_offers_reapply_after_agent_drops_note(env) -> None:  # type:
     client, path = env
     op(client, op="annotate", node="002-N5", text="double-check rounding")
     path.write_text(path.read_text().replace("<br/>note: double-check rounding", ""))
+    ingest_agent_dir(path.parent.parent)  # the watcher's unit of work: pages only read
     soup = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
     assert "dropped 1" in soup.select_one(".dropped").get_text()
     form = soup.select_one(".dropped form")

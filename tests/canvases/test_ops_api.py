@@ -12,7 +12,7 @@ from django.test import Client
 
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from sessions.ingest import ingest_agent_dir, ingest_path
 
 pytestmark = pytest.mark.django_db
 FILE = "002-migrate-orders-api.mmd"
@@ -222,6 +222,7 @@ def test_repair_of_a_one_line_canvas(client_in: Client, agent_dir: Path) -> None
     path = agent_dir / "mmds" / FILE
     good = path.read_text()
     path.write_text(good.replace("\n", "\\n"))
+    ingest_agent_dir(agent_dir)  # the watcher's unit of work: pages only read
     page = BeautifulSoup(client_in.get(f"/a/main/c/{FILE}/").content, "html.parser")
     assert page.select_one("input[name=op][value=repair]") is not None
     response = post(client_in, {"op": "repair", "base": base()})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from canvases import services
+from canvases import history, liveness, services
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas
 from sessions.ingest import ingest_path
@@ -222,12 +222,12 @@ def test_undo_refused_after_agent_rewrite(setup) -> None:  # type: ignore[no-unt
         services.canvas_undo(canvas=canvas, user=user)
     assert path.read_text() == rewritten
     canvas.refresh_from_db()
-    dropped = services.dropped_edits(canvas)
+    dropped = history.dropped_edits(canvas)
     assert [d["op"] for d in dropped] == ["annotate"]
     services.canvas_reapply(canvas=canvas, number=dropped[0]["revision"], user=user)
     assert "note: keep me" in path.read_text()
     canvas.refresh_from_db()
-    assert services.dropped_edits(canvas) == []
+    assert history.dropped_edits(canvas) == []
 
 
 def test_adopt_unplaced_rows(setup) -> None:  # type: ignore[no-untyped-def]
@@ -249,9 +249,9 @@ def test_adopt_unplaced_rows(setup) -> None:  # type: ignore[no-untyped-def]
 
 def test_live_detection(setup) -> None:  # type: ignore[no-untyped-def]
     canvas, _user, agent_dir = setup
-    assert not services.agent_live(canvas.agent).live  # fixture copies keep old mtimes
+    assert not liveness.agent_live(canvas.agent).live  # fixture copies keep old mtimes
     (agent_dir / "state.json").touch()
-    status = services.agent_live(canvas.agent)
+    status = liveness.agent_live(canvas.agent)
     assert status.live and "written" in status.reasons[0]
 
 

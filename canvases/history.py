@@ -1,0 +1,167 @@
+"""Reading a canvas's history: revisions, their diffs, undo/redo targets, dropped edits."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from canvases.indexing import parsed
+from canvases.liveness import AGENT_AUTHOR
+from canvases.mermaid import render_body
+from canvases.models import Canvas, Revision
+from sessions.models import Agent
+
+# Not steps of the undo stack: undo/redo themselves, and resume (which changes state.json).
+NOT_UNDOABLE = ("undo", "redo", "resume")
+
+
+def _human(canvas: Canvas) -> QuerySet[Revision]:
+    # The texts are loaded only when used: listing revisions must not read every canvas copy.
+    return canvas.revisions.exclude(author=AGENT_AUTHOR).defer("before_text", "after_text")
+
+
+def base_text(canvas: Canvas, base_hash: str) -> str | None:
+    """The text an edit was based on, if memviz has seen it (the index, or a revision)."""
+    if canvas.content_hash == base_hash:
+        return canvas.text
+    revision = canvas.revisions.filter(after_hash=base_hash).order_by("-number").first()
+    return revision.after_text if revision else None
+
+
+def undo_target(canvas: Canvas) -> Revision | None:
+    return (
+        _human(canvas)
+        .exclude(op__in=NOT_UNDOABLE)
+        .filter(undone=False)
+        .order_by("-number")
+        .first()
+    )
+
+
+def redo_target(canvas: Canvas) -> Revision | None:
+    for revision in _human(canvas).exclude(op="resume").order_by("-number"):
+        if revision.op == "redo":
+            continue
+        if revision.op != "undo":
+            return None
+        target = canvas.revisions.filter(number=revision.params.get("target"), undone=True).first()
+        if target is not None:
+            return target
+    return None
+
+
+def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
+    """Human edits an agent rewrite (a later "agent" revision) no longer shows in the canvas."""
+    last_agent = (
+        canvas.revisions.filter(author=AGENT_AUTHOR)
+        .defer("before_text", "after_text")
+        .order_by("-number")
+        .first()
+    )
+    if last_agent is None:
+        return []
+    doc = parsed(canvas.text)
+    notes = {n.fields.extra.get("note") for n in doc.nodes.values()}
+    out = []
+    edits_before = (
+        _human(canvas)
+        .filter(number__lt=last_agent.number, op__in=("annotate", "merge"), undone=False)
+        .order_by("-number")[:limit]
+    )
+    for revision in edits_before:
+        if revision.op == "annotate":
+            node = revision.params.get("node")
+            if revision.params.get("text") not in notes:
+                out.append(
+                    {
+                        "revision": revision.number,
+                        "op": "annotate",
+                        "node": node,
+                        "what": f"note on {node}: {revision.params.get('text')}",
+                    }
+                )
+        else:
+            gone = (revision.remaps or {}).get("node_map") or {}
+            back = [i for i in gone if i in doc.nodes]
+            if back:
+                out.append(
+                    {
+                        "revision": revision.number,
+                        "op": "merge",
+                        "node": ",".join(back),
+                        "what": f"merge of {', '.join(back)} (they are back on the canvas)",
+                    }
+                )
+    return out
+
+
+def _revision_summary(revision: Revision) -> dict[str, Any]:
+    return {
+        "number": revision.number,
+        "author": revision.author,
+        "created_at": revision.created_at,
+        "op": revision.op,
+        "params": revision.params,
+        "before_hash": revision.before_hash,
+        "after_hash": revision.after_hash,
+        "undone": revision.undone,
+        "rows_changed": (revision.remaps or {}).get("rows_changed", 0),
+        "node_map": (revision.remaps or {}).get("node_map", {}),
+        "mark_deleted": (revision.remaps or {}).get("mark_deleted", []),
+    }
+
+
+def revision_list(agent: Agent, canvas: Canvas) -> dict[str, Any]:
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "revisions": [_revision_summary(r) for r in canvas.revisions.order_by("-number")[:500]],
+    }
+
+
+def node_changes(before: str, after: str) -> dict[str, list[str]]:
+    """Node ids added, removed and changed (label, shape or group) between two texts."""
+    old, new = parsed(before) if before else None, parsed(after)
+    old_nodes = old.nodes if old else {}
+    added = [i for i in new.nodes if i not in old_nodes]
+    removed = [i for i in old_nodes if i not in new.nodes]
+    changed = [
+        i
+        for i, n in new.nodes.items()
+        if i in old_nodes
+        and (n.label, n.shape, n.subgraph)
+        != (old_nodes[i].label, old_nodes[i].shape, old_nodes[i].subgraph)
+    ]
+    return {"added": added, "removed": removed, "changed": changed}
+
+
+def revision_detail(agent: Agent, canvas: Canvas, number: int) -> dict[str, Any]:
+    revision = canvas.revisions.filter(number=number).first()
+    if revision is None:
+        raise Http404(f"no revision {number} of {canvas.filename}")
+    diff = "".join(
+        difflib.unified_diff(
+            revision.before_text.splitlines(keepends=True),
+            revision.after_text.splitlines(keepends=True),
+            f"before (r{number - 1})" if number > 1 else "before",
+            f"after (r{number})",
+            n=2,
+        )
+    )
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "revision": _revision_summary(revision),
+        "diff": diff,
+        "changes": node_changes(revision.before_text, revision.after_text),
+        "remaps": revision.remaps,
+        "after_text": revision.after_text,
+        "before_render": render_body(revision.before_text) if revision.before_text else "",
+        "after_render": render_body(revision.after_text),
+        "is_current": revision.after_hash == canvas.content_hash,
+    }
