@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
@@ -131,7 +132,7 @@ def revision_record(
     after_text: str,
     params: dict | None = None,
     remaps: dict | None = None,
-    user=None,  # type: ignore[no-untyped-def]
+    user: Any = None,
 ) -> Revision:
     last = canvas.revisions.order_by("-number").values_list("number", flat=True).first() or 0
     return Revision.objects.create(

@@ -63,7 +63,7 @@ def row_counts(agent: Agent, doc: ParsedCanvas) -> dict[str, int]:
     )
     out: dict[str, int] = {}
     for item in counts:
-        node = alias_to_node[item["node_id"]]
+        node = alias_to_node[item["node_id"] or ""]
         out[node] = out.get(node, 0) + item["n"]
     return out
 

@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -66,7 +66,7 @@ def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespon
 
 
 @require_GET
-def node_panel(request: HttpRequest, agent: str, canvas: str, node: str) -> HttpResponse:
+def node_panel(request: HtmxHttpRequest, agent: str, canvas: str, node: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     data = selectors.node_detail(obj, canvas_obj, node)

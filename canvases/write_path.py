@@ -24,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import logging
+import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,8 +85,15 @@ class Written:
     rows_changed: int
 
 
+def checkpoint(name: str) -> None:
+    """Crash-test hook: with `MEMVIZ_CRASH_AT=<name>` the process stops here to be killed."""
+    if os.environ.get("MEMVIZ_CRASH_AT") == name:
+        print(f"crash-point {name}", flush=True)
+        time.sleep(600)
+
+
 def journal_dir() -> Path:
-    return Path(settings.VAR_DIR) / "intents"
+    return Path(settings.MEMVIZ_JOURNAL_DIR)
 
 
 def canvas_path(canvas: Canvas) -> Path:
@@ -116,6 +125,7 @@ def change_write(change: Change) -> Written:
     )
     with lock_folder(agent_dir), lock_folder(path.parent):
         canvas_temp, row_temps = _prepare(change, path, agent_dir)
+        checkpoint("prepared")
         plan = change.rows
         if plan is not None:
             plan.collect()
@@ -125,11 +135,14 @@ def change_write(change: Change) -> Written:
         except OSError as error:
             _abort(canvas_temp, row_temps)
             raise _disk_error(error, "memviz's journal (var/intents)") from None
+        checkpoint("journaled")
         rows_changed = _commit(change, intent, canvas_temp, row_temps)
+        checkpoint("files-renamed")
     if plan is not None:
         plan.collect()  # appends spliced in at commit time were recorded too
         intent.payload["rows"] = plan.as_json()
     revision = intent_record(intent, rows_changed)
+    checkpoint("recorded")
     return Written(revision=revision, rows_changed=rows_changed)
 
 
@@ -191,6 +204,7 @@ def _commit(
             _abort(None, row_temps)
             journal.intent_clear(journal_dir(), intent.id)
             raise _disk_error(error, change.canvas.filename) from None
+    checkpoint("canvas-renamed")
     intent.stage = "canvas"
     with contextlib.suppress(OSError):  # recovery reads the canvas hash when this is lost
         journal.intent_save(journal_dir(), intent)
@@ -200,6 +214,7 @@ def _commit(
         prepared = pending.pop(0)
         try:
             rows_changed += prepared.commit()
+            checkpoint("one-file-renamed")
         except (RemapConflict, OSError) as error:
             for rest in pending:
                 rest.abort()
@@ -299,6 +314,7 @@ def intent_record(intent: journal.Intent, rows_changed: int) -> Revision:
     )
 
     def after_commit() -> None:
+        checkpoint("committed")
         journal.intent_clear(folder, intent.id)
         broadcast_change(change)
 
@@ -330,10 +346,9 @@ def intents_recover(agent: Agent) -> list[Revision | None]:
     results: list[Revision | None] = []
     for intent in journal.intent_load_all(journal_dir(), str(agent_dir)):
         results.append(_recover_one(intent))
-    if results:
+    for folder in (agent_dir, agent_dir / "mmds"):  # temps of a writer killed before journaling
         with contextlib.suppress(OSError):
-            remove_stale_temps(agent_dir)
-            remove_stale_temps(agent_dir / "mmds")
+            remove_stale_temps(folder)
     return results
 
 

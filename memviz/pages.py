@@ -7,6 +7,13 @@ from typing import Any
 from django.core.serializers.json import DjangoJSONEncoder
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django_htmx.middleware import HtmxDetails
+
+
+class HtmxHttpRequest(HttpRequest):
+    """An `HttpRequest` that went through django-htmx's middleware (`request.htmx`)."""
+
+    htmx: HtmxDetails
 
 
 def wants_json(request: HttpRequest) -> bool:
@@ -24,7 +31,7 @@ def json_response(data: Any, status: int = 200) -> JsonResponse:
 
 
 def render_page(
-    request: HttpRequest,
+    request: HtmxHttpRequest,
     template: str,
     data: dict[str, Any],
     *,

@@ -14,15 +14,10 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django_htmx.http import reswap, retarget
-from django_htmx.middleware import HtmxDetails
 
-from memviz.pages import json_response, wants_json
+from memviz.pages import HtmxHttpRequest, json_response, wants_json
 
-
-class HtmxHttpRequest(HttpRequest):
-    """An `HttpRequest` that went through django-htmx's middleware (`request.htmx`)."""
-
-    htmx: HtmxDetails
+__all__ = ["HtmxHttpRequest", "Outcome", "respond"]
 
 
 @dataclass

@@ -50,6 +50,12 @@ def fixtures_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _own_journal(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+    """Each test gets its own intent journal (a rolled-back test never clears its intents)."""
+    settings.MEMVIZ_JOURNAL_DIR = tmp_path / "intents"
+
+
+@pytest.fixture(autouse=True)
 def _celery_eager():  # type: ignore[no-untyped-def]
     from memviz.celery import app
 

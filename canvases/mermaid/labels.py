@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import re
 
-from .model import STATUS_VOCABULARY, LabelFields
+from .vocabulary import STATUS_VOCABULARY, LabelFields
 
 SEGMENT_SPLIT = re.compile(r"\s*(?:<br\s*/?>|\r?\n)\s*", re.IGNORECASE)
 KEY_VALUE = re.compile(r"([A-Za-z_][\w -]{0,30}?)\s*[:：]\s*(.*)", re.DOTALL)

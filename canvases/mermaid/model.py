@@ -5,7 +5,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-STATUS_VOCABULARY = ("done", "doing", "todo", "paused", "blocked")
+from .labels import extract_fields
+from .vocabulary import STATUS_VOCABULARY, LabelFields
+
+__all__ = ["STATUS_VOCABULARY", "LabelFields"]  # re-exported: their home is vocabulary.py
 
 
 @dataclass(slots=True)
@@ -14,17 +17,6 @@ class Problem:
     col: int
     message: str
     severity: str = "error"  # "error" | "warning"
-
-
-@dataclass(slots=True)
-class LabelFields:
-    title: str = ""
-    status: str | None = None
-    summary: str | None = None
-    timestamp: str | None = None
-    extra: dict[str, str] = field(default_factory=dict)
-    phase: str | None = None
-    action: str | None = None
 
 
 @dataclass(slots=True)
@@ -97,8 +89,6 @@ class Node:
     def fields(self) -> LabelFields:
         """Memory fields of the label, read on first use (most parses never need them all)."""
         if self.cached_fields is None:
-            from .labels import extract_fields
-
             self.cached_fields = extract_fields(
                 self.label_raw if self.label_ref is not None else self.id
             )

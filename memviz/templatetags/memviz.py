@@ -19,7 +19,7 @@ def status_class(value: str | None) -> str:
 
 
 @register.filter
-def get(mapping: dict, key: str):  # type: ignore[no-untyped-def]
+def get(mapping: dict, key: str) -> object:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 

@@ -407,7 +407,7 @@ def _read_settled(fd: int) -> tuple[bytes, os.stat_result]:
 
 
 def _pread_all(fd: int, offset: int = 0) -> bytes:
-    chunks = []
+    chunks: list[bytes] = []
     size = os.fstat(fd).st_size
     while True:
         chunk = os.pread(fd, max(size - offset, 0) + 65536, offset)

@@ -123,8 +123,9 @@ class RowRestorer:
         self.by_id: dict[str, list[list]] = {}
         for key, value in recorded.items():
             if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
-                self.by_line[int(key)] = list(value)
-                self.by_id.setdefault(value[0], []).append(list(value))
+                record = list(value)  # one object in both maps: restored once, whichever way
+                self.by_line[int(key)] = record
+                self.by_id.setdefault(record[0], []).append(record)
             else:  # legacy: keyed by tool_call_id
                 self.by_id.setdefault(key, []).append([key, *value])
         targets = set(node_map.values()) | set(deleted)
@@ -166,7 +167,8 @@ class RowRestorer:
                     break
         if not edits:
             return data, 0
-        parts, previous = [], 0
+        parts: list[bytes] = []
+        previous = 0
         for start, end in spans:
             if start in edits:
                 parts += (data[previous:start], edits[start])

@@ -46,6 +46,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", verbosity=0)
+        from canvases.write_path import intents_recover_all
+
+        if pending := intents_recover_all():  # changes a killed process left half done
+            self.stdout.write(f"finished or dropped {pending} interrupted change(s)")
         root = Path(settings.MEMVIZ_DATA_ROOT)
         self.stdout.write(f"data root: {root}")
         if root.is_dir():
