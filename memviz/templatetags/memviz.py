@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from canvases.mermaid.vocabulary import STATUS_VOCABULARY
+
 register = template.Library()
 
 
@@ -14,8 +16,7 @@ def ratio(value: float | None) -> str:
 
 @register.filter
 def status_class(value: str | None) -> str:
-    known = {"done", "doing", "todo", "paused", "blocked"}
-    return f"status-{value}" if value in known else "status-other"
+    return f"status-{value}" if value in STATUS_VOCABULARY else "status-other"
 
 
 @register.filter
@@ -23,6 +24,7 @@ def get(mapping: dict, key: str) -> object:
     return mapping.get(key) if isinstance(mapping, dict) else None
 
 
-@register.filter
-def make_list_of_words(value: str) -> list[str]:
-    return value.split()
+@register.simple_tag
+def statuses() -> tuple[str, ...]:
+    """The status words a node can take (`{% statuses as words %}`), from the engine's vocabulary."""
+    return STATUS_VOCABULARY
