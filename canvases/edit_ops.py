@@ -168,6 +168,22 @@ def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
     raise EditRefused(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
 
 
+FINGERPRINT_CHARS = 64  # the plugin compares length + the first 64 characters (spec §4.8.6)
+
+
+def visible_to_running_agent(before: str, after: str) -> str:
+    """`after`, made different from `before` in what a running agent compares after a tool call.
+
+    The plugin re-injects the active canvas only when its length or its first 64 characters
+    changed; an edit that keeps both (`done` → `todo` deep in the file) would wait for the next
+    prompt. Adding or removing the final newline changes the length and nothing else: the
+    agent's injected text, mermaid and the plugin's readers all ignore it.
+    """
+    if len(after) != len(before) or after[:FINGERPRINT_CHARS] != before[:FINGERPRINT_CHARS]:
+        return after
+    return after[:-1] if after.endswith("\n") else after + "\n"
+
+
 def check_parses(before: str, after: str) -> None:
     """Refuse a result with more parse errors than the text it was made from."""
 

@@ -19,7 +19,7 @@ from canvases import history, liveness
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import render_body
-from canvases.models import Canvas
+from canvases.models import Canvas, Revision
 from sessions.memory.paths import UnsafePath, confine
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS, estimate_tokens, resume_block
@@ -178,6 +178,7 @@ def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
         "dropped": history.dropped_edits(canvas),
         "revisions": canvas.revisions.count(),
         "disk": disk_state(canvas),
+        "resume": resume_state(agent),
     }
 
 
@@ -198,4 +199,32 @@ def resume_preview(canvas: Canvas) -> dict[str, Any]:
         "budget_percent": round(100 * len(canvas.text) / CANVAS_BUDGET_CHARS),
         "active": liveness.state_active(agent) == canvas.filename,
         "live": liveness.agent_live(agent).as_json(),
+        "resume": resume_state(agent),
+    }
+
+
+def resume_state(agent: Agent) -> dict[str, Any] | None:
+    """The last resume a person asked for, and whether the agent still has that canvas active.
+
+    The agent honours a resume only after its next task judgment (which may switch canvas
+    anyway), and a failing judgment backend clears `activeMmdFile` (spec §4.8.7): this is how the
+    pages tell a person that the agent moved on after their request.
+    """
+    revision = (
+        Revision.objects.filter(canvas__agent=agent, op="resume")
+        .select_related("canvas")
+        .defer("before_text", "after_text")
+        .order_by("-created_at")
+        .first()
+    )
+    if revision is None:
+        return None
+    now = agent.active_mmd_file or ""
+    return {
+        "file": revision.canvas.filename,
+        "by": revision.author,
+        "at": revision.created_at,
+        "held_at_write": bool(revision.params.get("held")),
+        "active_now": now,
+        "changed_by_agent": now != revision.canvas.filename,
     }

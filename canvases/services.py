@@ -28,8 +28,9 @@ from canvases.edit_ops import (
     flag_param,
     op_params,
     text_param,
+    visible_to_running_agent,
 )
-from canvases.indexing import canvas_index_file, parsed
+from canvases.indexing import canvas_index_file, parsed, revision_record
 from canvases.mermaid import content_hash
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
@@ -42,6 +43,16 @@ from sessions.memory.remap import rows_with_nodes
 from sessions.memory.state_edit import set_active_canvas
 
 T = TypeVar("T")
+DROP_WHILE_LIVE = (
+    "the agent looks live ({reasons}): a running gateway re-marks the rows it compresses, which "
+    'turns "deleted" back into true, and it reads "deleted" only when a session is loaded again '
+    "(spec §4.8.5). Stop the gateway first, or confirm to mark the rows anyway: memviz then "
+    "watches them and tells you if the agent reverts them."
+)
+DROP_CONFIRMED = (
+    'the rows are marked "deleted", but the agent is running: it drops them from its context only '
+    "when the session is loaded again, and may re-mark them meanwhile (the page will say so)"
+)
 
 
 @dataclass
@@ -196,26 +207,31 @@ def _edit(
     if result.text == text:
         raise EditRefused("this edit changes nothing")
     check_parses(text, result.text)
+    after = visible_to_running_agent(text, result.text)
     deleted = (
         {params["node"]} if op == "prune" and flag_param(params, "drop_from_context", False) else set()
     )
+    live = liveness.agent_live(canvas.agent)
+    if deleted and live.live and not flag_param(params, "confirm_live", False):
+        raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
     plan = RowPlan.forward(result.id_map if op == "merge" else {}, deleted)
     written = _write(
-        canvas, op, op_params(op, params), user, before_text=text, after_text=result.text, rows=plan
+        canvas, op, op_params(op, params), user, before_text=text, after_text=after, rows=plan
     )
     outcome = EditOutcome(
         revision=written.revision,
-        hash=content_hash(result.text),
-        text=result.text,
+        hash=content_hash(after),
+        text=after,
         reapplied=reapplied,
         rows_changed=written.rows_changed,
     )
+    if deleted and live.live:
+        outcome.warnings.append(DROP_CONFIRMED)
     if reapplied:
         outcome.warnings.append(
             "the agent had changed this canvas since you loaded it; your edit touched "
             "nodes it did not change, so it was applied to the agent's newer version"
         )
-    live = liveness.agent_live(canvas.agent)
     if live.live:
         outcome.warnings.append(
             "the agent is live: its map-builder may overwrite this edit within two minutes; "
@@ -324,17 +340,11 @@ def canvas_restore(*, canvas: Canvas, number: int, base_hash: str, user: Any) ->
         if revision.after_text == text:
             raise EditRefused(f"the canvas already has the text of revision {number}")
         check_parses(text, revision.after_text)
+        after = visible_to_running_agent(text, revision.after_text)
         written = _write(
-            fresh,
-            "restore",
-            {"revision": number},
-            user,
-            before_text=text,
-            after_text=revision.after_text,
+            fresh, "restore", {"revision": number}, user, before_text=text, after_text=after
         )
-        return EditOutcome(
-            revision=written.revision, hash=revision.after_hash, text=revision.after_text
-        )
+        return EditOutcome(revision=written.revision, hash=content_hash(after), text=after)
 
     return _run(canvas, work)
 
@@ -399,6 +409,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         path = confine(Path(agent.path), "state.json")
         if not path.is_file():
             raise EditRefused("this agent has no state.json to edit")
+        previous = liveness.state_active(agent)
         try:
             new_hash = set_active_canvas(path, fresh.filename)
         except PreconditionFailed as exc:
@@ -407,6 +418,16 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
             raise EditRefused(str(exc)) from None
         active = liveness.state_active(agent) or ""
         held = active == fresh.filename
+        author, user_id = _author(user)
+        revision_record(  # the page of the agent compares later switches with this request
+            fresh,
+            author=author,
+            op="resume",
+            before_text=fresh.text,
+            after_text=fresh.text,
+            params={"previous": previous, "held": held},
+            user=user if user_id else None,
+        )
         agent.active_mmd_file = active
         agent.state_data = liveness.state_data(agent)
         agent.save(update_fields=["active_mmd_file", "state_data"])

@@ -51,7 +51,7 @@ from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside, 
 from sessions.memory.row_edits import RowEditor
 
 MAX_RETRIES = 20
-PRECHECK_ROUNDS = 12
+PRECHECK_ROUNDS = 50
 RECOVERY_DEPTH = 16
 LEASE_WAIT_SECONDS = 2.0
 SETTLE_SECONDS = 0.05
@@ -273,37 +273,66 @@ def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tu
 def _commit_prepared(
     prepared: PreparedRemap, depth: int = 0, build: Build | None = None
 ) -> tuple[int, int]:
-    """Steps 2-4 for a prepared file: splice appends, rename, recover late writes."""
+    """Steps 2-4 for a prepared file: splice appends, rename, recover late writes.
+
+    Appends are spliced into the (already fsynced) temp without an fsync each, so the loop
+    settles quickly even under a fast appender and the rename happens while it is quiet; the
+    spliced tail is fsynced once before the rename, and anything spliced after that fsync is
+    fsynced right after the rename (same inode), before the folder.
+    """
     path, fd, temp_fd, temp = prepared.path, prepared.fd, prepared.temp_fd, prepared.temp
-    data, seen, out, rows = prepared.data, prepared.seen, prepared.out, prepared.rows
+    state = _Progress(prepared.data, prepared.seen, prepared.out, prepared.rows)
     extend = prepared.build
     build = build or extend
+
+    def splice_appends() -> bool:
+        """Splice whatever was appended since the last look; False when nothing was."""
+        data, seen, out = state.data, state.seen, state.out
+        now = os.stat(path)
+        if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev) or (now.st_size < len(data)):
+            raise _Restart  # replaced or truncated: start over from a fresh read
+        if now.st_size == len(data) and now.st_mtime_ns == seen.st_mtime_ns:
+            return False
+        tail = _pread_all(fd, len(data))
+        state.seen = os.fstat(fd)
+        complete = data.rfind(b"\n") + 1
+        keep = len(out) - (len(data) - complete)
+        chunk_out, chunk_rows = extend(data[complete:] + tail, data.count(b"\n") + 1)
+        os.ftruncate(temp_fd, keep)
+        os.pwrite(temp_fd, chunk_out, keep)
+        state.data = data + tail
+        state.out = out[:keep] + chunk_out
+        state.rows += chunk_rows
+        return True
+
     try:
-        # Checked after the (slow) fsync, so the window before the rename stays short.
+        spliced = False
         for _ in range(PRECHECK_ROUNDS):
-            now = os.stat(path)
-            if (now.st_ino, now.st_dev) != (seen.st_ino, seen.st_dev) or (now.st_size < len(data)):
-                raise _Restart  # replaced or truncated: start over from a fresh read
-            if now.st_size == len(data) and now.st_mtime_ns == seen.st_mtime_ns:
+            if not splice_appends():
                 break
-            # It grew: splice the appended bytes in after the last complete line.
-            tail = _pread_all(fd, len(data))
-            seen = os.fstat(fd)
-            complete = data.rfind(b"\n") + 1
-            keep = len(out) - (len(data) - complete)
-            chunk_out, chunk_rows = extend(data[complete:] + tail, data.count(b"\n") + 1)
-            os.ftruncate(temp_fd, keep)
-            os.pwrite(temp_fd, chunk_out, keep)
+            spliced = True
+        late = False
+        if spliced:
             os.fsync(temp_fd)
-            data += tail
-            out = out[:keep] + chunk_out
-            rows += chunk_rows
+            late = splice_appends()  # one more look after the slow fsync
         os.replace(temp, path)
+        if late:
+            os.fsync(temp_fd)
     except BaseException:
         _unlink_quietly(temp)
         raise
     fsync_folder(path.parent)
-    return _recover_late_writes(path, fd, build, data, out, rows, depth, 0)
+    return _recover_late_writes(path, fd, build, state.data, state.out, state.rows, depth, 0)
+
+
+@dataclass
+class _Progress:
+    """What the temp file holds so far: the original bytes it was built from, and the result."""
+
+    data: bytes
+    seen: os.stat_result
+    out: bytes
+    rows: int
 
 
 class _Diverged(Exception):

@@ -1,0 +1,137 @@
+"""Edits to a live agent are honest (spec §4.8.5–4.8.8): "drop from context" is refused or
+confirmed with its reason, every edit changes what the agent compares after a tool call, edits a
+map-builder reply lost are found, and a resume the agent moved away from is reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from bs4 import BeautifulSoup
+from django.contrib.auth.models import User
+from django.test import Client
+
+from canvases import history, services
+from canvases.models import Canvas, Revision
+from sessions.ingest import ingest_agent_dir, ingest_path
+
+pytestmark = pytest.mark.django_db
+FILE = "002-migrate-orders-api.mmd"
+
+
+@pytest.fixture
+def env(fixtures_root: Path):  # type: ignore[no-untyped-def]
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    canvas = Canvas.objects.get(filename=FILE)
+    return canvas, User.objects.create_user("dora", password="pw"), Path(canvas.agent.path)
+
+
+def _make_live(agent_dir: Path) -> None:
+    """The agent wrote to its folder a moment ago (what the liveness check sees)."""
+    os.utime(agent_dir / "state.json", (time.time(), time.time()))
+
+
+def test_drop_from_context_on_a_live_agent_needs_confirmation(env) -> None:  # type: ignore[no-untyped-def]
+    canvas, user, agent_dir = env
+    _make_live(agent_dir)
+    before = {p.name: p.read_bytes() for p in agent_dir.glob("offload-*.jsonl")}
+    params = {"node": "002-N4", "drop_from_context": True, "bridge": True}
+    with pytest.raises(services.EditConflict) as caught:
+        services.canvas_apply_edit(
+            canvas=canvas, op="prune", params=params, base_hash=canvas.content_hash, user=user
+        )
+    assert 'turns "deleted" back into true' in str(caught.value)
+    assert {p.name: p.read_bytes() for p in agent_dir.glob("offload-*.jsonl")} == before
+    out = services.canvas_apply_edit(
+        canvas=canvas,
+        op="prune",
+        params={**params, "confirm_live": True},
+        base_hash=canvas.content_hash,
+        user=user,
+    )
+    assert out.rows_changed == 1
+    assert any("only when the session is loaded again" in w for w in out.warnings)
+    # a prune without "drop from context" needs no confirmation
+    canvas.refresh_from_db()
+    services.canvas_apply_edit(
+        canvas=canvas, op="prune", params={"node": "002-N5"}, base_hash=canvas.content_hash,
+        user=user,
+    )
+
+
+def test_every_edit_changes_what_the_running_agent_compares(env) -> None:  # type: ignore[no-untyped-def]
+    """The plugin re-injects only when length or the first 64 characters changed (§4.8.6)."""
+    canvas, user, agent_dir = env
+    path = agent_dir / "mmds" / FILE
+    for status in ("todo", "done", "todo"):  # same length as "done": only the fingerprint rule helps
+        before = path.read_text("utf-8")
+        canvas.refresh_from_db()
+        services.canvas_apply_edit(
+            canvas=canvas, op="set_status", params={"node": "002-N3", "status": status},
+            base_hash=canvas.content_hash, user=user,
+        )
+        after = path.read_text("utf-8")
+        assert (len(after), after[:64]) != (len(before), before[:64])
+        assert after.rstrip("\n") != before.rstrip("\n")
+
+
+def test_edits_a_map_builder_reply_lost_are_offered_again(env) -> None:  # type: ignore[no-untyped-def]
+    canvas, user, agent_dir = env
+    path = agent_dir / "mmds" / FILE
+    original = path.read_text("utf-8")
+    out = services.canvas_apply_edit(
+        canvas=canvas, op="set_status", params={"node": "002-N4", "status": "todo"},
+        base_hash=canvas.content_hash, user=user,
+    )
+    canvas.refresh_from_db()
+    services.canvas_apply_edit(
+        canvas=canvas, op="prune", params={"node": "002-N5"}, base_hash=out.hash, user=user
+    )
+    # A reply computed on the old text lands within the window: the status is back, N5 is back.
+    path.write_text(original, "utf-8")
+    ingest_agent_dir(agent_dir)
+    canvas.refresh_from_db()
+    lost = {d["op"]: d for d in history.dropped_edits(canvas)}
+    assert set(lost) == {"set_status", "prune"}
+    assert lost["prune"]["what"] == "prune of 002-N5 (it is back on the canvas)"
+    # long after an edit, an agent rewrite of a status is its own progress, not a loss
+    Revision.objects.filter(canvas=canvas, op="set_status").update(
+        created_at=canvas.revisions.get(op="disk").created_at - timedelta(minutes=10)
+    )
+    assert {d["op"] for d in history.dropped_edits(canvas)} == {"prune"}
+    # and re-apply brings the prune back
+    services.canvas_apply_edit(
+        canvas=canvas, op="reapply", params={"revision": lost["prune"]["revision"]},
+        base_hash="", user=user,
+    )
+    canvas.refresh_from_db()
+    assert history.dropped_edits(canvas) == []
+
+
+def test_a_resume_the_agent_moved_away_from_is_reported(env, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+    canvas, user, agent_dir = env
+    other = Canvas.objects.get(filename="001-fix-login-timeout.mmd")
+    result = services.canvas_resume(canvas=other, user=user)
+    assert result.held
+    client = Client()
+    page = BeautifulSoup(client.get(f"/a/main/c/{FILE}/").content, "html.parser")
+    assert page.select_one(".resume-moved") is None
+    # the agent's next task judgment switches back (a gateway writes state.json whole)
+    state = json.loads((agent_dir / "state.json").read_text("utf-8"))
+    state["activeMmdFile"] = FILE
+    (agent_dir / "state.json").write_text(json.dumps(state, indent=2), "utf-8")
+    ingest_agent_dir(agent_dir)
+    page = BeautifulSoup(client.get(f"/a/main/c/{FILE}/").content, "html.parser")
+    note = page.select_one(".resume-moved").get_text(" ", strip=True)
+    assert "dora asked the agent to resume from 001-fix-login-timeout.mmd" in note
+    assert FILE in note
+    preview = BeautifulSoup(client.get(f"/a/main/c/{FILE}/preview/").content, "html.parser")
+    assert "Resume is a request" in preview.select_one(".resume-request").get_text()
+    assert preview.select_one(".resume-moved") is not None
+    # the resume is in the history, and not a step of undo
+    assert other.revisions.filter(op="resume", author="dora").exists()
+    assert history.undo_target(other) is None
