@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sessions.memory.jsonl import file_head_hash, read_rows
+from sessions.memory.jsonl import TailState, tail_rows
 from sessions.memory.layout import discover_agents, is_ignored_name
 
 MAX_BATCH_BYTES = 1024 * 1024
@@ -33,15 +33,8 @@ class PushRefused(RuntimeError):
 
 
 @dataclass
-class _Tail:
-    offset: int = 0
-    line_no: int = 1
-    prefix_hash: str = ""
-
-
-@dataclass
 class PushState:
-    tails: dict[str, _Tail] = field(default_factory=dict)
+    tails: dict[str, TailState] = field(default_factory=dict)
     seen: dict[str, tuple[int, int]] = field(default_factory=dict)  # file -> (size, mtime_ns)
 
 
@@ -107,15 +100,11 @@ class Pusher:
         key = _stat_key(path)
         if key is None or self.state.seen.get(name) == key:
             return []
-        tail = self.state.tails.get(name, _Tail())
-        if tail.offset and (
-            key[0] < tail.offset or file_head_hash(path, tail.offset) != tail.prefix_hash
-        ):
-            tail = _Tail()  # rewritten in place: send every row again, the server dedups
-        chunk = read_rows(path, start_offset=tail.offset, start_line_no=tail.line_no)
-        new_tail = _Tail(
-            chunk.end_offset, chunk.next_line_no, file_head_hash(path, chunk.end_offset)
-        )
+        try:
+            # appended → the new rows; rewritten in place → every row again (the server dedups)
+            chunk, new_tail, _rewritten = tail_rows(path, self.state.tails.get(name))
+        except FileNotFoundError:
+            return []
         events: list[tuple[dict[str, Any], Any]] = [
             ({"type": "row", "session": session_id, "row": row.data}, None) for row in chunk.rows
         ]
