@@ -210,6 +210,11 @@ def fingerprint(text: str) -> str:
     return f"{utf16_length(text)}:{utf16_slice(text, 64)}"
 
 
+def visible_at_next_tool_call(before: str, after: str) -> bool:
+    """Whether a running agent re-injects the canvas after its next tool call (else: next prompt)."""
+    return fingerprint(before) != fingerprint(after)
+
+
 def l15_view(text: str) -> L15View:
     meta = read_meta(text).values
     goal = meta.get("taskGoal")

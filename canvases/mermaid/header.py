@@ -45,7 +45,7 @@ def write_header(patch: Patch, doc: Canvas, updates: dict[str, object] | None = 
         if not agent.on_line_one:
             notes.append("rewrote the metadata header, which spanned several lines, as line 1")
     else:
-        values = _agent_keys(dict(doc.meta.values), notes)
+        values = _agent_keys(dict(doc.meta.values), notes) or {"taskGoal": ""}
         notes.insert(0, _conversion_note(doc, agent))
     line = format_braced(merge_keys(values, updates or {}))
     _place(patch, doc, agent, line)

@@ -161,7 +161,7 @@ def format_braced(values: dict[str, object]) -> str:
     )
     members = _UNSAFE_IN_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}", members)
     members = _CLOSER_INSIDE.sub("}\\\\u0025", members)
-    return f"%%{{ {members} }}%%"
+    return f"%%{{ {members} }}%%" if members else "%%{ }%%"
 
 
 _UNSAFE_IN_LINE = re.compile("[\u2028\u2029\ud800-\udfff]")
