@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,8 @@ PARSE_ALL = """async (texts) => {
 
 
 @pytest.fixture(scope="session")
-def mermaid_verdicts(chromium_launch: dict) -> Iterator[Callable[[list[str]], list[str | None]]]:
-    """`verdicts(texts)`: mermaid.parse() of each text in one page; None when it parses."""
+def mermaid_page(chromium_launch: dict) -> Iterator[Any]:
+    """One blank chromium page with mermaid loaded, for the whole session."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -30,15 +31,22 @@ def mermaid_verdicts(chromium_launch: dict) -> Iterator[Callable[[list[str]], li
         page = browser.new_page()
         page.set_content("<html><body></body></html>")
         page.add_script_tag(path=str(MERMAID_JS))
-
-        def verdicts(texts: list[str]) -> list[str | None]:
-            results: list[str | None] = []
-            for start in range(0, len(texts), 400):  # keeps each round trip small
-                results += page.evaluate(PARSE_ALL, texts[start : start + 400])
-            return results
-
-        yield verdicts
+        yield page
         browser.close()
+
+
+@pytest.fixture(scope="session")
+def mermaid_verdicts(mermaid_page: Any) -> Callable[[list[str]], list[str | None]]:
+    """`verdicts(texts)`: mermaid.parse() of each text in one page; None when it parses."""
+    page = mermaid_page
+
+    def verdicts(texts: list[str]) -> list[str | None]:
+        results: list[str | None] = []
+        for start in range(0, len(texts), 400):  # keeps each round trip small
+            results += page.evaluate(PARSE_ALL, texts[start : start + 400])
+        return results
+
+    return verdicts
 
 
 def assert_mermaid_parses(

@@ -92,3 +92,30 @@ def test_human_text_of_every_hostile_sample_parses_as_a_label(mermaid_verdicts):
     for name, text in texts.items():
         assert not parse(text).has_errors, name
     assert_mermaid_parses(mermaid_verdicts, texts)
+
+
+RENDER_ALL = """async (sources) => {
+  mermaid.initialize({startOnLoad: false, securityLevel: "strict"});
+  const texts = [];
+  for (const [index, source] of sources.entries()) {
+    const {svg} = await mermaid.render("g" + index, source);
+    const holder = document.createElement("div");
+    holder.innerHTML = svg;
+    texts.push(holder.textContent);
+  }
+  return texts;
+}"""
+
+
+def test_mermaid_shows_typed_text_as_typed(mermaid_page):
+    """Rendered (not only parsed): the note a person typed is the text mermaid draws."""
+    from canvases.mermaid import edits
+
+    from .cases import all_canvases, as_typed
+
+    base = all_canvases()["fixture-a-upstream/001-fix-login-timeout.mmd"]
+    sources = [render_body(edits.annotate(base, "001-N2", typed).text) for typed in HOSTILE]
+    drawn = mermaid_page.evaluate(RENDER_ALL, sources)
+    for typed, text in zip(HOSTILE, drawn, strict=True):
+        shown = " ".join(text.replace(WJ, "").split())
+        assert "note: " + " ".join(as_typed(typed).split()) in shown, (typed, shown)

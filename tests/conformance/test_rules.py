@@ -394,3 +394,25 @@ def test_human_text_is_idempotent_on_what_it_wrote():
             continue
         context = "edge_label" if case.field == "edge_label" else "label"
         assert human_text(human_text_display(written), context) == written, (case.op, written)
+
+
+def test_rules_4_8_2_and_4_8_3_hold_for_merged_text_the_agent_wrote():
+    """Merging combines titles and summaries that were never typed in memviz: they are written
+    through the same function, so the merged label breaks what the originals did not."""
+    text = (
+        '%%{ "taskGoal": "g" }%%\nflowchart TD\n'
+        '    020-N1["修复: see 020-N9 and N4<br/>status: done<br/>summary: 100%% ok, class a done'
+        '<br/>Timestamp: 2026-07-01T10:00:00+08:00"]\n'
+        '    020-N2["修复: retry timestamp: soon<br/>status: doing<br/>summary: `x` and 021-N3"]\n'
+        "    020-N1 --> 020-N2\n"
+    )
+    result = edits.merge(text, ["020-N1", "020-N2"])
+    line = next(x for x in result.text.split("\n") if x.lstrip().startswith("020-N1["))
+    label = line[line.index('["') + 2 : line.rindex('"]')]
+    assert reference.index_ids(label) == [] and "%%" not in label
+    assert not HISTORY_CLASS.search(label)
+    assert [m.lower() for m in re.findall(r"(?i)status:\s*(\w+)", label)] == ["doing"]
+    fields = parse(result.text).nodes["020-N1"].fields
+    assert fields.title == "修复: see 020-N9 and N4 + retry timestamp: soon"
+    assert fields.summary == "100%% ok, class a done; `x` and 021-N3"
+    assert reference.fallback(result.text, "020") == "020-N1"
