@@ -71,10 +71,9 @@ def merged_segments(
     `status` is the status to write, already cleaned; None picks the most urgent one.
     """
     fields = [n.fields for n in nodes]
-    if label is not None and label.strip():
-        title = escape_text(truncate(label.strip(), TITLE_LIMIT))
-    else:
-        title = escape_text(truncate(_join_titles(nodes), TITLE_LIMIT))
+    title = escape_text(truncate(label.strip(), TITLE_LIMIT)) if label is not None else ""
+    if not title:  # nothing typed (or only what human_text drops): the titles, joined
+        title = escape_text(truncate(_join_titles(nodes), TITLE_LIMIT)) or nodes[0].id
     segments = [title]
     if status is not None:
         segments.append(f"status: {status}")

@@ -1,4 +1,4 @@
-"""The real mermaid for the conformance suite: one chromium page parses every text in a batch."""
+"""The real mermaid for the conformance suite: one chromium page parses many texts in a batch."""
 
 from __future__ import annotations
 
@@ -21,9 +21,10 @@ PARSE_ALL = """async (texts) => {
 }"""
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mermaid_page(chromium_launch: dict) -> Iterator[Any]:
-    """One blank chromium page with mermaid loaded, for the whole session."""
+    """One blank chromium page with mermaid loaded, per module: Playwright's sync API holds an
+    event loop while it runs, so it must be closed before other modules' tests use asyncio."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -35,7 +36,7 @@ def mermaid_page(chromium_launch: dict) -> Iterator[Any]:
         browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mermaid_verdicts(mermaid_page: Any) -> Callable[[list[str]], list[str | None]]:
     """`verdicts(texts)`: mermaid.parse() of each text in one page; None when it parses."""
     page = mermaid_page

@@ -365,3 +365,11 @@ def test_link_styles_follow_their_edges():
     assert "linkStyle 0,1 stroke:#0f0" in merged.text  # B --> C became A --> C
     assert "stroke:#f00" not in merged.text  # A --> B became a self-loop and went
     assert not parse(merged.text).problems
+
+
+def test_a_merge_label_of_nothing_but_dropped_characters_keeps_the_titles():
+    text = 'flowchart TD\n    A["a"] --> B["b"]\n    C[""] --> D[""]\n'
+    merged = edits.merge(text, ["A", "B"], label="\u2060 \n")  # all of it is dropped or trimmed
+    assert parse(merged.text).nodes["A"].fields.title == "a + b"
+    untitled = edits.merge(text, ["C", "D"])  # no titles at all: the kept id, never an empty one
+    assert parse(untitled.text).nodes["C"].fields.title == "C"
