@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -300,6 +301,27 @@ def repair_oneliner(text: str) -> EditResult:
     notes = write_header(patch, doc)
     repaired = patch.apply()
     return EditResult(text=repaired, diff=_diff(text, repaired), notes=notes)
+
+
+def edit_survives(result: EditResult, current: str) -> bool:
+    """Whether `current` still holds what the edit did: every line it wrote, none it removed.
+
+    For the map-builder's window (format spec §4.8.8): a reply in flight overwrites the file or
+    splices stale line ranges into it. Line 1 (the header) is left out, since the agent rewrites
+    its own metadata; a line the agent itself changes later also counts as lost.
+    """
+    added, removed = set(), set()
+    for line in result.diff.splitlines()[2:]:
+        if line.startswith("+"):
+            added.add(line[1:])
+        elif line.startswith("-"):
+            removed.add(line[1:])
+    header = result.text.split("\n", 1)[0]
+    now = Counter(current.replace("\r\n", "\n").split("\n")[1:])
+    expected = Counter(result.text.replace("\r\n", "\n").split("\n")[1:])
+    return all(now[line] for line in added - {header}) and all(
+        now[line] <= expected[line] for line in removed - added
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -171,3 +171,19 @@ def block(active_file: str, text: str) -> str | None:
         lines.append(NODE_INDEX)
     lines += ["```mermaid", text, "```", REMINDER, CLOSE]
     return "\n".join(lines)
+
+
+def patch_mmd(text: str, blocks: list[tuple[int, int, str]]) -> str:
+    """§4.6 / §4.8.8: the map-builder's replace mode, `(start, end, content)` 1-based inclusive
+    (`end < start` inserts before), applied bottom-up to the file as it is when the reply arrives;
+    a block whose start is out of range is skipped."""
+    lines = text.split("\n")
+    for start, end, content in sorted(blocks, key=lambda b: -b[0]):
+        if start < 1 or start > len(lines) + 1:
+            continue
+        new = content.split("\n") if content else []
+        if end < start:
+            lines[start - 1 : start - 1] = new
+        else:
+            lines[start - 1 : min(end, len(lines))] = new
+    return "\n".join(lines)

@@ -416,3 +416,38 @@ def test_rules_4_8_2_and_4_8_3_hold_for_merged_text_the_agent_wrote():
     assert fields.title == "修复: see 020-N9 and N4 + retry timestamp: soon"
     assert fields.summary == "100%% ok, class a done; `x` and 021-N3"
     assert reference.fallback(result.text, "020") == "020-N1"
+
+
+def test_rule_4_8_8_a_stale_map_builder_patch_is_detected():
+    """The map-builder took its snapshot before the edit; its reply lands on the edited file."""
+    text = all_canvases()["fixture-a-upstream/002-migrate-orders-api.mmd"]
+    lines = text.split("\n")
+    status_line = next(i for i, x in enumerate(lines) if x.lstrip().startswith("002-N5[")) + 1
+    stale = lines[status_line - 1].replace("status: doing", "status: done")  # from its snapshot
+    edited = edits.annotate(text, "002-N5", "keep the Decimal quantize")
+    landed = reference.patch_mmd(edited.text, [(status_line, status_line, stale)])
+    assert not edits.edit_survives(edited, landed)  # the note is gone: say so, offer re-apply
+    other = edits.annotate(text, "002-N2", "verified by hand")  # a different line: it survives
+    assert edits.edit_survives(
+        other, reference.patch_mmd(other.text, [(status_line, status_line, stale)])
+    )
+    assert edits.edit_survives(edited, edited.text)
+    rewritten = text.replace("仍经 float 中转", "改用 Decimal")  # a write-mode reply: whole file
+    assert not edits.edit_survives(edited, rewritten)
+
+
+def test_rule_4_8_8_the_first_write_of_a_comment_header_shifts_lines():
+    """Converting the header moves every later line, so a reply in flight lands off by the shift
+    on a line that is not the one it meant (here: a second 004-N3 definition): the conversion is
+    the one write that should wait until the map-builder's window has passed."""
+    text = all_canvases()["fixture-b-wild/004-修复CI缓存.mmd"]
+    lines = text.split("\n")
+    target = next(i for i, x in enumerate(lines) if x.lstrip().startswith("004-N3")) + 1
+    edited = edits.annotate(text, "004-N2", "checked")
+    assert len(edited.text.split("\n")) == len(lines) - 3  # four comment lines became one
+    stale = lines[target - 1].replace("status: doing", "status: done")
+    landed = reference.patch_mmd(edited.text, [(target, target, stale)])
+    assert edits.edit_survives(edited, landed)  # the human edit is intact …
+    now = landed.split("\n")
+    assert now[target - 1] == stale and now[target - 1] != edited.text.split("\n")[target - 1]
+    assert sum(line.lstrip().startswith("004-N3") for line in now) == 2  # … but N3 is doubled
