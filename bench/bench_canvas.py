@@ -43,7 +43,12 @@ def best_of(repeats: int, work: Callable[[], object]) -> float:
     return min(times)
 
 
+HOSTILE_NOTE = ('see 001-N7, N9 and 1001-N3 %%{init: x}%% status: done <br/> "q" &lt; `md` ' * 7)[:500]
+
+
 def edit_cases(text: str) -> dict[str, Callable[[], object]]:
+    # the same canvas with its metadata as comment lines: the first edit converts the header
+    commented = text.replace(text.split("\n", 1)[0], "%% taskGoal: g\n%% progress: 55", 1)
     return {
         "set_status": lambda: edits.set_status(text, "015-N150", "done"),
         "annotate": lambda: edits.annotate(text, "015-N150", 'check "this" <br/> status: x'),
@@ -53,6 +58,8 @@ def edit_cases(text: str) -> dict[str, Callable[[], object]]:
         "prune": lambda: edits.prune(text, "015-N150"),
         "merge (3 nodes)": lambda: edits.merge(text, ["015-N150", "015-N151", "015-N200"]),
         "set_meta": lambda: edits.set_meta(text, taskGoal="new goal", progress=60),
+        "annotate (500 hostile chars)": lambda: edits.annotate(text, "015-N150", HOSTILE_NOTE),
+        "agent_meta (comment header)": lambda: edits.agent_meta(commented),
     }
 
 

@@ -4,15 +4,34 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
-from functools import lru_cache
 
-from .labels import escape_text, raw_segment_safe, raw_segments, truncate
-from .lexer import SHAPE_DELIMITERS
-from .meta import PROGRESS_KEY, format_braced, format_comment, merge_keys, parse_comment
-from .model import STATUS_VOCABULARY, Canvas, Node, NodeRef, Statement
+from .agent_view import read_meta
+from .header import write_header
+from .human_text import human_text, human_text_display
+from .id_statements import (
+    drop_from_id_statement,
+    merge_status_classes,
+    rename_in_id_statement,
+    sync_status_class,
+)
+from .label_edits import (
+    NOTE_LIMIT,
+    SUMMARY_LIMIT,
+    TITLE_LIMIT,
+    instant,
+    label_with,
+    merged_segments,
+    ref_with_label,
+    segment_value,
+    unique,
+    write_label,
+)
+from .labels import escape_text, truncate
+from .meta import PROGRESS_KEY
+from .model import STATUS_VOCABULARY, Canvas, Node, Statement
 from .parser import parse
 from .patch import (
     Patch,
@@ -24,13 +43,7 @@ from .patch import (
 )
 from .repair import repair_text
 
-NOTE_LIMIT = 500
-SUMMARY_LIMIT = 150
-TITLE_LIMIT = 150
 TIMESTAMP_IN_LABEL = re.compile(r"(?i)timestamp\s*[:：]\s*([^<\"\]\n]+)")
-STATUS_PRECEDENCE = ("blocked", "doing", "paused", "todo", "done")
-SEGMENT_ORDER = {None: 0, "status": 1, "summary": 2, "timestamp": 3}
-SEGMENT_NAMES = {"status": "status", "summary": "summary", "timestamp": "Timestamp"}
 
 
 class EditError(ValueError):
@@ -45,6 +58,7 @@ class EditResult:
     added_edges: list[tuple[str, str]] = field(default_factory=list)
     removed_edges: list[tuple[str, str]] = field(default_factory=list)
     diff: str = ""
+    notes: list[str] = field(default_factory=list)  # what the edit did beyond its op, for people
 
 
 # ---------------------------------------------------------------------------------------------
@@ -56,8 +70,8 @@ def set_status(text: str, node_id: str, status: str) -> EditResult:
     node = _node(doc, node_id)
     value = _clean_status(status)
     patch = Patch(doc)
-    _write_label(patch, node, _label_with(node, {"status": value}))
-    _sync_status_class(patch, doc, node_id, value)
+    write_label(patch, node, label_with(node, {"status": value}))
+    sync_status_class(patch, doc, node_id, value)
     return _finish(doc, patch)
 
 
@@ -67,7 +81,7 @@ def annotate(text: str, node_id: str, note: str) -> EditResult:
     if len(note) > NOTE_LIMIT:
         raise EditError(f"the note is {len(note)} characters long; the limit is {NOTE_LIMIT}")
     patch = Patch(doc)
-    _write_label(patch, node, _label_with(node, {"note": escape_text(note)}))
+    write_label(patch, node, label_with(node, {"note": escape_text(note)}))
     return _finish(doc, patch)
 
 
@@ -80,13 +94,13 @@ def edit_label(
         raise EditError("nothing to change: give a title or a summary")
     changes: dict[str | None, str] = {}
     if title is not None:
-        if not title.strip():
-            raise EditError("the title cannot be empty")
         changes[None] = escape_text(truncate(title.strip(), TITLE_LIMIT))
+        if not changes[None]:
+            raise EditError("the title cannot be empty")
     if summary is not None:
         changes["summary"] = escape_text(truncate(summary.strip(), SUMMARY_LIMIT))
     patch = Patch(doc)
-    _write_label(patch, node, _label_with(node, changes))
+    write_label(patch, node, label_with(node, changes))
     return _finish(doc, patch)
 
 
@@ -96,9 +110,8 @@ def add_edge(text: str, source: str, target: str, *, label: str | None = None) -
     _node(doc, target)
     if any(e.source == source and e.target == target for e in doc.edges):
         raise EditError(f"there is already an edge {source} → {target}")
-    link = "-->"
-    if label is not None and label.strip():
-        link = '-->|"' + escape_text(label).replace("|", "#124;") + '"|'
+    written = human_text(label, "edge_label") if label is not None else ""
+    link = f'-->|"{written}"|' if written else "-->"
     patch = Patch(doc)
     line, indent = _edge_insertion_point(doc, patch)
     patch.insert_lines_after(line, [f"{indent}{source} {link} {target}"])
@@ -151,12 +164,12 @@ def prune(text: str, node_id: str, *, bridge: bool = True) -> EditResult:
             patch.replace_statement(statement, new)
     for statement in doc.statements:
         if statement.kind in ("class", "style", "click") and node_id in statement.ids:
-            _drop_from_id_statement(patch, statement, node_id)
+            drop_from_id_statement(patch, statement, node_id)
     added: list[tuple[str, str]] = []
     if bridge:
         existing = {(e.source, e.target) for e in doc.edges}
-        preds = _unique(e.source for e in doc.edges if e.target == node_id and e.source != node_id)
-        succs = _unique(e.target for e in doc.edges if e.source == node_id and e.target != node_id)
+        preds = unique(e.source for e in doc.edges if e.target == node_id and e.source != node_id)
+        succs = unique(e.target for e in doc.edges if e.source == node_id and e.target != node_id)
         added = [(p, s) for p in preds for s in succs if p != s and (p, s) not in existing]
         if added:
             line, indent = _edge_insertion_point(doc, patch)
@@ -174,7 +187,7 @@ def merge(
     status: str | None = None,
 ) -> EditResult:
     doc = _parse(text)
-    merged = _unique(ids)
+    merged = unique(ids)
     if not merged:
         raise EditError("nothing to merge: give at least one node id")
     for node_id in merged:
@@ -189,14 +202,15 @@ def merge(
     nodes = [doc.nodes[keep], *(doc.nodes[i] for i in removed)]
     rename = dict.fromkeys(removed, keep)
 
-    segments = _merged_segments(nodes, keep, label=label, summary=summary, status=status)
+    cleaned = _clean_status(status) if status is not None else None
+    segments = merged_segments(nodes, label=label, summary=summary, status=cleaned)
     new_label = "<br/>".join(segments)
-    final_status = _segment_value(segments, "status")
+    final_status = segment_value(segments, "status")
 
     patch = Patch(doc)
     keep_node = doc.nodes[keep]
     ref = keep_node.label_ref or keep_node.refs[0]
-    label_override = {ref.start: _ref_with_label(doc, ref, new_label, force_rect=True)}
+    label_override = {ref.start: ref_with_label(doc, ref, new_label, force_rect=True)}
     seen = {
         (e.source, e.target) for e in doc.edges if e.source not in rename and e.target not in rename
     }
@@ -227,16 +241,22 @@ def merge(
         elif statement.kind == "class" and statement.name in STATUS_VOCABULARY:
             continue
         elif statement.kind in ("class", "style", "click") and set(statement.ids) & set(rename):
-            _rename_in_id_statement(patch, doc, statement, rename, keep)
+            rename_in_id_statement(patch, doc, statement, rename, keep)
     if not written_label:  # pragma: no cover - the kept ref always sits in a chain
         raise EditError("internal error: the kept node's label was not written")
-    _merge_status_classes(patch, doc, merged, keep, final_status)
-    _update_meta_time(patch, doc, _segment_value(segments, "timestamp"))
+    merge_status_classes(patch, doc, merged, keep, final_status)
+    meta_updates = _newer_updated_time(doc, segment_value(segments, "timestamp"))
     touched = [p for p in old_pairs if p[0] in rename or p[1] in rename]
     rewired = {(rename.get(s, s), rename.get(t, t)) for s, t in touched}
     added = sorted(p for p in rewired - set(old_pairs) if p[0] != p[1])
     return _finish(
-        doc, patch, removed=removed, id_map=dict(rename), removed_edges=touched, added_edges=added
+        doc,
+        patch,
+        meta_updates=meta_updates,
+        removed=removed,
+        id_map=dict(rename),
+        removed_edges=touched,
+        added_edges=added,
     )
 
 
@@ -256,9 +276,16 @@ def set_meta(text: str, **values: object) -> EditResult:
         elif not isinstance(value, str | int | float) or isinstance(value, bool):
             raise EditError(f"{key} must be text or a number")
     doc = _parse(text)
-    patch = Patch(doc)
-    _write_meta(patch, doc, dict(values))
-    return _finish(doc, patch)
+    typed = {k: human_text(v, "meta") if isinstance(v, str) else v for k, v in values.items()}
+    return _finish(doc, Patch(doc), meta_updates=typed)
+
+
+def agent_meta(text: str) -> EditResult:
+    """Rewrite the metadata as the strict JSON line 1 the agent reads, keeping every value."""
+    doc = _parse(text)
+    if read_meta(text).on_line_one:
+        raise EditError("the agent already reads this canvas's metadata from line 1")
+    return _finish(doc, Patch(doc))
 
 
 def repair_oneliner(text: str) -> EditResult:
@@ -270,11 +297,35 @@ def repair_oneliner(text: str) -> EditResult:
         first = next(p for p in doc.problems if p.severity == "error")
         where = f"line {first.line}: {first.message}"
         raise EditError(f"the repaired canvas still does not parse: {where}")
-    return EditResult(text=repaired, diff=_diff(text, repaired))
+    patch = Patch(doc)
+    notes = write_header(patch, doc)
+    repaired = patch.apply()
+    return EditResult(text=repaired, diff=_diff(text, repaired), notes=notes)
+
+
+def edit_survives(result: EditResult, current: str) -> bool:
+    """Whether `current` still holds what the edit did: every line it wrote, none it removed.
+
+    For the map-builder's window (format spec §4.8.8): a reply in flight overwrites the file or
+    splices stale line ranges into it. Line 1 (the header) is left out, since the agent rewrites
+    its own metadata; a line the agent itself changes later also counts as lost.
+    """
+    added, removed = set(), set()
+    for line in result.diff.splitlines()[2:]:
+        if line.startswith("+"):
+            added.add(line[1:])
+        elif line.startswith("-"):
+            removed.add(line[1:])
+    header = result.text.split("\n", 1)[0]
+    now = Counter(current.replace("\r\n", "\n").split("\n")[1:])
+    expected = Counter(result.text.replace("\r\n", "\n").split("\n")[1:])
+    return all(now[line] for line in added - {header}) and all(
+        now[line] <= expected[line] for line in removed - added
+    )
 
 
 # ---------------------------------------------------------------------------------------------
-# labels
+# shared steps
 
 
 def _parse(text: str) -> Canvas:
@@ -296,248 +347,28 @@ def _clean_status(status: str) -> str:
     value = status.strip()
     value = value.lower() if value.lower() in STATUS_VOCABULARY else value
     value = escape_text(value)
+    if not value:
+        raise EditError("the status cannot be empty")
     if len(value) > 40:
         raise EditError("a status is one short word (done, doing, todo, paused, blocked)")
     return value
 
 
-def _label_with(node: Node, changes: dict[str | None, str]) -> str:
-    """The node's raw label with the given segments set (key None is the title; "" removes)."""
-    segments = raw_segments(node.label_raw) if node.label_ref is not None else [(None, node.id)]
-    for key, value in changes.items():
-        line = value if key is None else f"{SEGMENT_NAMES.get(key, key)}: {value}"
-        index = next((i for i, (k, _) in enumerate(segments) if k == key), None)
-        if index is not None and key is not None:  # one segment per key: drop repeats
-            segments = segments[: index + 1] + [s for s in segments[index + 1 :] if s[0] != key]
-        if index is not None:
-            if value == "" and key is not None:
-                del segments[index]
-            else:
-                segments[index] = (key, line)
-        elif value != "":
-            order = SEGMENT_ORDER.get(key, 9)
-            at = len(segments)
-            for i, (k, _) in enumerate(segments):
-                if i and SEGMENT_ORDER.get(k, 9) > order:
-                    at = i
-                    break
-            segments.insert(at, (key, line))
-    return "<br/>".join(_safe(segment) for _, segment in segments if segment != "")
-
-
-def _safe(segment: str) -> str:
-    return raw_segment_safe(segment)
-
-
-def _ref_with_label(doc: Canvas, ref: NodeRef, label: str, *, force_rect: bool = False) -> str:
-    shape = "rect" if force_rect or ref.shape not in SHAPE_DELIMITERS else ref.shape
-    opener, closer = SHAPE_DELIMITERS[shape]
-    suffix = doc.text[ref.shape_end if ref.shape_end >= 0 else ref.id_end : ref.end]
-    return f'{ref.id}{opener}"{label}"{closer}{suffix}'
-
-
-def _write_label(patch: Patch, node: Node, label: str) -> None:
-    if node.label_ref is None:
-        _insert_label(patch, node, label)
-        return
-    ref = node.label_ref
-    patch.replace(ref.start, ref.end, _ref_with_label(patch.doc, ref, label))
-
-
-def _insert_label(patch: Patch, node: Node, label: str) -> None:
-    ref = node.refs[0]
-    patch.replace(ref.id_end, ref.id_end, f'["{label}"]')
-
-
-def _merged_segments(
-    nodes: list[Node], keep: str, *, label: str | None, summary: str | None, status: str | None
-) -> list[str]:
-    fields = [n.fields for n in nodes]
-    if label is not None and label.strip():
-        title = escape_text(truncate(label.strip(), TITLE_LIMIT))
-    else:
-        title = escape_text(truncate(_join_titles(nodes), TITLE_LIMIT))
-    segments = [title]
-    if status is not None:
-        segments.append(f"status: {_clean_status(status)}")
-    else:
-        statuses = [f.status for f in fields if f.status]
-        known = [s for s in STATUS_PRECEDENCE if s in statuses]
-        chosen = known[0] if known else (statuses[0] if statuses else None)
-        if chosen:
-            segments.append(f"status: {escape_text(chosen)}")
-    if summary is not None:
-        text = summary.strip()
-    else:
-        text = "; ".join(_unique(f.summary for f in fields if f.summary))
-    if text:
-        segments.append(f"summary: {escape_text(truncate(text, SUMMARY_LIMIT))}")
-    stamps = [f.timestamp for f in fields if f.timestamp]
-    if stamps:
-        segments.append(f"Timestamp: {escape_text(max(stamps, key=_instant))}")
-    extras: dict[str, list[str]] = {}
-    for f in fields:
-        for key, value in f.extra.items():
-            extras.setdefault(key, [])
-            if value and value not in extras[key]:
-                extras[key].append(value)
-    for key, values in extras.items():
-        if values:
-            joined = escape_text(truncate(" / ".join(values), NOTE_LIMIT))
-            segments.append(f"{escape_text(key)}: {joined}")
-    return segments
-
-
-def _join_titles(nodes: list[Node]) -> str:
-    titles = _unique(n.fields.title for n in nodes if n.fields.title)
-    phases = {n.fields.phase for n in nodes}
-    if len(phases) == 1 and None not in phases:
-        actions = _unique(n.fields.action or "" for n in nodes)
-        return f"{nodes[0].fields.phase}: {' + '.join(a for a in actions if a)}"
-    return " + ".join(titles)
-
-
-def _segment_value(segments: list[str], key: str) -> str | None:
-    for segment in segments[1:]:
-        name, _, value = segment.partition(": ")
-        if name.lower() == key:
-            return value
-    return None
-
-
-@lru_cache(maxsize=4096)
-def _instant(stamp: str) -> tuple[int, float, str]:
-    """Sort key for timestamps: parsed instants first, text otherwise."""
-    try:
-        moment = datetime.fromisoformat(stamp.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return (0, 0.0, stamp)
-    return (1, moment.timestamp(), stamp)
-
-
-# ---------------------------------------------------------------------------------------------
-# class / style / click statements
+def _newer_updated_time(doc: Canvas, merged_stamp: str | None) -> dict[str, object]:
+    """`updatedTime` moves to the newest node Timestamp (rule 1, format spec §4.7)."""
+    stamps = [m.strip() for m in TIMESTAMP_IN_LABEL.findall(doc.text)]
+    if merged_stamp:
+        stamps.append(human_text(human_text_display(merged_stamp), "meta"))
+    if not stamps:
+        return {}
+    newest = max(stamps, key=instant)
+    if doc.meta.updated and instant(doc.meta.updated) >= instant(newest):
+        return {}
+    return {"updatedTime": newest}
 
 
 def _keep_all(_source: str, _target: str, _index: int) -> bool:
     return True
-
-
-def _id_statement_text(statement: Statement, ids: list[str]) -> str:
-    if statement.kind == "class":
-        return f"class {','.join(ids)} {statement.name}"
-    return f"{statement.kind} {ids[0]} {statement.name}".rstrip()
-
-
-def _drop_from_id_statement(patch: Patch, statement: Statement, node_id: str) -> None:
-    rest = [i for i in statement.ids if i != node_id]
-    if rest and statement.kind == "class":
-        patch.replace_statement(statement, [_id_statement_text(statement, rest)])
-    else:
-        patch.remove_statement(statement)
-
-
-def _rename_in_id_statement(
-    patch: Patch, doc: Canvas, statement: Statement, rename: dict[str, str], keep: str
-) -> None:
-    ids = _unique(rename.get(i, i) for i in statement.ids)
-    duplicate = any(
-        other is not statement
-        and other.kind == statement.kind
-        and keep in other.ids
-        and (statement.kind != "class" or other.name == statement.name)
-        and not set(other.ids) & set(rename)
-        for other in doc.statements
-    )
-    if duplicate:
-        ids = [i for i in ids if i != keep]
-    if not ids:
-        patch.remove_statement(statement)
-    else:
-        patch.replace_statement(statement, [_id_statement_text(statement, ids)])
-
-
-def _sync_status_class(patch: Patch, doc: Canvas, node_id: str, status: str) -> None:
-    """`class <id> <status>` lines follow the node's status so the file's own styling agrees."""
-    for statement in doc.statements:
-        if statement.kind != "class" or statement.name not in STATUS_VOCABULARY:
-            continue
-        if node_id not in statement.ids or statement.name == status:
-            continue
-        rest = [i for i in statement.ids if i != node_id]
-        lines = [_id_statement_text(statement, rest)] if rest else []
-        if status in STATUS_VOCABULARY:
-            lines.append(f"class {node_id} {status}")
-        patch.replace_statement(statement, lines)
-
-
-def _merge_status_classes(
-    patch: Patch, doc: Canvas, merged: list[str], keep: str, status: str | None
-) -> None:
-    """Status `class` lines of merged nodes collapse into one line for the kept node."""
-    first = True
-    for statement in doc.statements:
-        if statement.kind != "class" or statement.name not in STATUS_VOCABULARY:
-            continue
-        if not set(statement.ids) & set(merged):
-            continue
-        rest = [i for i in statement.ids if i not in merged]
-        lines = [_id_statement_text(statement, rest)] if rest else []
-        if first and status in STATUS_VOCABULARY:
-            lines.append(f"class {keep} {status}")
-        first = False
-        if lines != [doc.text[statement.start : statement.stop]]:
-            patch.replace_statement(statement, lines)
-
-
-# ---------------------------------------------------------------------------------------------
-# metadata
-
-
-def _write_meta(patch: Patch, doc: Canvas, updates: dict[str, object]) -> None:
-    meta = doc.meta
-    if meta.form in ("json", "loose", "single_percent"):
-        statement = next(s for s in doc.statements if s.kind == "meta" and s.line == meta.line)
-        values = merge_keys(meta.values, updates)
-        patch.replace(
-            statement.start,
-            statement.stop,
-            format_braced(values, single_percent=meta.form == "single_percent"),
-        )
-    elif meta.form == "comment":
-        merged = merge_keys(meta.values, updates)
-        lines = {s.line: s for s in doc.statements if s.kind == "meta_comment"}
-        by_key: dict[str, Statement] = {}
-        for statement in lines.values():
-            parsed = parse_comment(doc.text[statement.start : statement.stop])
-            if parsed is not None:
-                by_key[parsed[0]] = statement
-        new_lines = []
-        for key, value in merged.items():
-            if key in by_key and meta.values.get(key) != value:
-                statement = by_key[key]
-                patch.replace(statement.start, statement.stop, format_comment(key, value))
-            elif key not in by_key:
-                new_lines.append(format_comment(key, value))
-        patch.insert_lines_after(meta.line_end or 0, new_lines)
-    else:
-        values = merge_keys({}, updates)
-        patch.insert_lines_after(0, [format_braced(values)])
-
-
-def _update_meta_time(patch: Patch, doc: Canvas, merged_stamp: str | None) -> None:
-    if doc.meta.form == "none":
-        return
-    stamps = [m.strip() for m in TIMESTAMP_IN_LABEL.findall(doc.text)]
-    if merged_stamp:
-        stamps.append(merged_stamp)
-    if not stamps:
-        return
-    newest = max(stamps, key=_instant)
-    if doc.meta.updated and _instant(doc.meta.updated) >= _instant(newest):
-        return
-    key = next((k for k in doc.meta.values if k.lower() == "updatedtime"), "updatedTime")
-    _write_meta(patch, doc, {key: newest})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -564,14 +395,6 @@ def _edge_insertion_point(doc: Canvas, patch: Patch) -> tuple[int, str]:
     return best.line_end, indent or "    "
 
 
-def _unique(items: Iterable[str | None]) -> list[str]:
-    seen: dict[str, None] = {}
-    for item in items:
-        if item is not None and item not in seen:
-            seen[item] = None
-    return list(seen)
-
-
 def _diff(old: str, new: str) -> str:
     return "".join(difflib.unified_diff(split_lines(old), split_lines(new), "before", "after", n=1))
 
@@ -588,7 +411,11 @@ def _check_written_lines(written: list[str]) -> None:
         raise EditError(f"the result would not parse ({first.message}): {line.strip()[:80]}")
 
 
-def _finish(doc: Canvas, patch: Patch, **fields: object) -> EditResult:
+def _finish(
+    doc: Canvas, patch: Patch, *, meta_updates: dict[str, object] | None = None, **fields: object
+) -> EditResult:
+    """Apply the patch with line 1 made the strict header (format spec §4.7 rule 8, §4.8.4)."""
+    notes = write_header(patch, doc, meta_updates)
     try:
         new_text, diff, written = patch.apply_with_diff()
     except PatchConflict as error:
@@ -597,7 +424,7 @@ def _finish(doc: Canvas, patch: Patch, **fields: object) -> EditResult:
     renumbered = _renumber_link_styles(doc, new_text, fields.get("id_map") or {})
     if renumbered is not None:
         new_text, diff = renumbered, _diff(doc.text, renumbered)
-    result = EditResult(text=new_text, diff=diff)
+    result = EditResult(text=new_text, diff=diff, notes=notes)
     for key, value in fields.items():
         setattr(result, key, value)
     return result

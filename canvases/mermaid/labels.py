@@ -2,43 +2,17 @@
 
 from __future__ import annotations
 
-import html
 import re
 
+from .human_text import break_percent_pairs, human_text, human_text_display
 from .vocabulary import STATUS_VOCABULARY, LabelFields
 
 SEGMENT_SPLIT = re.compile(r"\s*(?:<br\s*/?>|\r?\n)\s*", re.IGNORECASE)
 KEY_VALUE = re.compile(r"([A-Za-z_][\w -]{0,30}?)\s*[:：]\s*(.*)", re.DOTALL)
-MERMAID_ENTITY = re.compile(r"#(\w+);")
 TITLE_SPLIT = re.compile(r"[:：]")
-# Words the agent's regexes key on; in free text they are written with `#58;` for the colon.
-FIELD_WORD_INJECTION = re.compile(r"\b(status|summary|timestamp)\s*[:：]", re.IGNORECASE)
 
-
-def _mermaid_entity(match: re.Match[str]) -> str:
-    name = match.group(1)
-    if name.isdigit():
-        try:
-            return chr(int(name))
-        except (ValueError, OverflowError):
-            return match.group(0)
-    decoded = html.unescape(f"&{name};")
-    return match.group(0) if decoded.startswith("&") else decoded
-
-
-def decode_label(raw: str) -> str:
-    """Display text of a label: mermaid `#name;` entities, HTML entities and `\\"` decoded."""
-    if "#" not in raw and "&" not in raw and "\\" not in raw and "`" not in raw:
-        return raw
-    text = raw
-    if len(text) >= 2 and text[0] == "`" and text[-1] == "`":
-        text = text[1:-1]
-    text = text.replace('\\"', '"')
-    if "#" in text:
-        text = MERMAID_ENTITY.sub(_mermaid_entity, text)
-    if "&" in text:
-        text = html.unescape(text)
-    return text
+# The display text of a label as written (entities decoded, the WJ breaks removed).
+decode_label = human_text_display
 
 
 def split_segments(label: str) -> list[str]:
@@ -105,22 +79,14 @@ def _split_title(fields: LabelFields) -> None:
 
 
 def escape_text(text: str) -> str:
-    """Free text made safe in a quoted label and invisible to the agent's field regexes."""
-    text = "".join(ch if ch >= " " or ch == "\t" else " " for ch in text.replace("\r\n", " "))
-    text = re.sub(r"[\n\r\t\u2028\u2029]", " ", text).strip()
-    text = re.sub(r"&(?=#?\w+;)", "&amp;", text)
-    text = re.sub(r"#(?=\w+;)", "#35;", text)
-    text = text.replace('"', "#quot;").replace("<", "&lt;").replace(">", "&gt;")
-    text = text.replace("`", "#96;").replace("}%%", "}#37;%")
-    text = FIELD_WORD_INJECTION.sub(lambda m: m.group(1) + "#58;", text)
-    if text.endswith("\\"):
-        text = text[:-1] + "#92;"
-    return text
+    """Free text made safe in a quoted label (see `human_text`)."""
+    return human_text(text, "label")
 
 
 def raw_segment_safe(raw: str) -> str:
-    """An existing raw label segment made safe for a quoted label (no `"` inside)."""
-    return raw.replace('\\"', "#quot;").replace('"', "#quot;").replace("\n", " ").replace("\r", "")
+    """An existing raw label segment made safe for a quoted label: no `"`, no `%%`, one line."""
+    raw = raw.replace('\\"', "#quot;").replace('"', "#quot;").replace("\n", " ").replace("\r", "")
+    return break_percent_pairs(raw)
 
 
 def truncate(text: str, limit: int) -> str:

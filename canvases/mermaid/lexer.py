@@ -146,7 +146,7 @@ def _scan_shape(text: str, pos: int, eol: int, ref: NodeRef) -> int:
         start = pos + len(opener)
         inner = SPACES.match(text, start).end()
         if inner < len(text) and text[inner] == '"':
-            close_quote = _closing_quote(text, inner + 1)
+            close_quote = _closing_quote(text, inner + 1, closers)
             if close_quote < 0:
                 raise LexError(inner, "unclosed quoted label")
             after = SPACES.match(text, close_quote + 1).end()
@@ -183,14 +183,21 @@ def _salvage(text: str, pos: int, eol: int, ref: NodeRef) -> None:
     ref.shape_end = ref.end = eol
 
 
-def _closing_quote(text: str, start: int) -> int:
-    """Offset of the quote closing a label, skipping `\\"`; -1 when there is none."""
+def _closing_quote(text: str, start: int, closers: tuple[tuple[str, str], ...]) -> int:
+    """Offset of the quote closing a label, or -1 when there is none.
+
+    `\\"` is an escaped quote (T writes labels that way) unless the shape's closer follows it:
+    then it ends the label, as it does for mermaid (`"C:\\dir\\"]`).
+    """
     pos = start
     while True:
         found = text.find('"', pos)
         if found < 0:
             return -1
         if text[found - 1] != "\\":
+            return found
+        after = SPACES.match(text, found + 1).end()
+        if any(text.startswith(closer, after) for closer, _ in closers):
             return found
         pos = found + 1
 

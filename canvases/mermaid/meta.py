@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+from .human_text import WJ
 from .model import CanvasMeta
 
 DOUBLE_FORM = re.compile(r"%%\{(.*)\}%%\s*$", re.DOTALL)
@@ -105,7 +106,7 @@ def build_meta(
     for key, value in values.items():
         lowered = key.lower()
         if lowered in ("taskgoal", "task_goal", "goal"):
-            meta.task_goal = _text(value)
+            meta.task_goal = _text(value).replace(WJ, "")  # display text: the WJ breaks go
         elif PROGRESS_KEY.fullmatch(key):
             meta.progress = parse_progress(value)
         elif lowered in ("createdtime", "created_time", "created"):
@@ -132,15 +133,6 @@ def parse_progress(value: object) -> int | None:
     return int(round(number)) if 0 <= number <= 100 else None
 
 
-def clean_value(value: object) -> object:
-    """A value safe on the one metadata line: no newline and no `}%%` that ends the line early."""
-    if isinstance(value, str):
-        value = re.sub(r"[\r\n\u2028\u2029]+", " ", value)
-        while "}%%" in value or "}%" in value:
-            value = value.replace("}%", "} %")
-    return value
-
-
 def merge_keys(values: dict[str, object], updates: dict[str, object]) -> dict[str, object]:
     """`values` with `updates` applied onto the key as written (`progress（0-100）` stays)."""
     result = dict(values)
@@ -151,20 +143,26 @@ def merge_keys(values: dict[str, object], updates: dict[str, object]) -> dict[st
         elif key not in result:
             target = next((k for k in result if k.lower() == key.lower()), key)
         old = result.get(target)
-        value = clean_value(value)
         if isinstance(old, str) and isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         result[target] = value
     return result
 
 
-def format_braced(values: dict[str, object], *, single_percent: bool = False) -> str:
+def format_braced(values: dict[str, object]) -> str:
+    """One strict JSON metadata line that the agent's `^%%\\{\\s*(.*?)\\s*\\}%%` reads whole.
+
+    Every value is kept exactly: what would end or break the line is written as a JSON escape
+    (`}%%` inside a string as `}\\u0025%`, U+2028/U+2029 and lone surrogates as `\\uXXXX`).
+    """
     members = ", ".join(
         f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(value, ensure_ascii=False)}"
         for key, value in values.items()
     )
-    return f"%{{ {members} }}%" if single_percent else f"%%{{ {members} }}%%"
+    members = _UNSAFE_IN_LINE.sub(lambda m: f"\\u{ord(m.group()):04x}", members)
+    members = _CLOSER_INSIDE.sub("}\\\\u0025", members)
+    return f"%%{{ {members} }}%%" if members else "%%{ }%%"
 
 
-def format_comment(key: str, value: object) -> str:
-    return f"%% {key}: {clean_value(value)}"
+_UNSAFE_IN_LINE = re.compile("[\u2028\u2029\ud800-\udfff]")
+_CLOSER_INSIDE = re.compile(r"\}%(?=%)")

@@ -6,6 +6,7 @@ import re
 
 from .labels import decode_label
 from .lexer import FAST_LINE, SHAPE_OF_PAIR, SPACES, link_kind, scan_chain
+from .mermaid_rules import mermaid_text_problems
 from .meta import build_meta, is_directive, parse_braced, parse_comment
 from .model import Canvas, Edge, Link, Node, NodeRef, Problem, Statement, Subgraph
 from .repair import looks_escaped_oneliner, repair_text
@@ -235,10 +236,10 @@ def _fast(
 
 def _check_meta_position(canvas: Canvas, lineno: int, form: str) -> None:
     if lineno != 1 or canvas.text.startswith("\ufeff"):
-        message = "metadata is not at byte 0 of line 1: the agent will not read it"
+        message = "metadata is not at byte 0 of line 1"
         canvas.problems.append(Problem(lineno, 1, message, "warning"))
     if form in ("loose", "single_percent"):
-        message = f"metadata is not valid JSON ({form}): the agent reads no taskGoal"
+        message = f"metadata is not valid JSON ({form})"
         canvas.problems.append(Problem(lineno, 1, message, "warning"))
 
 
@@ -440,6 +441,7 @@ def _finish(state: _State) -> None:
         if "&" in edge.arrow:
             message = f"HTML-escaped arrow {edge.arrow!r}: mermaid rejects it"
             canvas.problems.append(Problem(edge.line, 1, message, "warning"))
+    mermaid_text_problems(canvas)
     if canvas.header is None and not any(p.severity == "error" for p in canvas.problems):
         canvas.problems.append(Problem(1, 1, "empty canvas: no 'flowchart' header", "error"))
     canvas.is_escaped_oneliner = looks_escaped_oneliner(canvas.text)

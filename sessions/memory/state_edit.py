@@ -1,18 +1,30 @@
-"""Setting the agent's active canvas in `state.json`, and rendering the block the agent will see.
+"""The active canvas in `state.json`: set it byte-preservingly, or create a minimal state file.
 
 The edit keeps every other byte of `state.json`: only the JSON values of `activeMmdFile` and
 `activeMmdId` (`active_mmd_file` / `active_mmd_id` in the Go variant) are replaced in the text.
 When a key is missing, the file is re-serialised in its own style (indentation, key order,
-trailing newline or not). `mmdCounter` is never touched, so it is never lowered.
+trailing newline or not). `mmdCounter` is never touched, so it is never lowered. The block the
+agent is shown is built by `canvases.mermaid.agent_view.injected_block` (`resume_block` here is
+its alias for the callers of the old preview).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 from pathlib import Path
 
-from sessions.memory.atomic import PreconditionFailed, sha256_bytes, write_atomic
+from sessions.memory.atomic import (
+    PreconditionFailed,
+    fsync_folder,
+    lock_folder,
+    open_temp_beside,
+    sha256_bytes,
+    write_all,
+    write_atomic,
+)
 
 CANVAS_BUDGET_CHARS = 4000
 
@@ -151,35 +163,48 @@ def estimate_tokens(text: str) -> int:
     return cjk + (other + 3) // 4
 
 
-def resume_block(agent_name: str, mmd_file: str, mmd_text: str, task_goal: str) -> str:
-    """The `<current_task_context>` message the plugin injects for the active canvas.
+def resume_block(
+    agent_name: str, mmd_file: str, mmd_text: str, task_goal: str | None = None
+) -> str:
+    """The `<current_task_context>` block the plugin injects for `mmd_file`, byte for byte.
 
-    The format reference lists the parts and their order but not the preamble's exact wording,
-    so the Chinese sentences here are a faithful rendition, not the plugin's verbatim text. The
-    structure is as the plugin builds it: preamble, `**任务目标:**` (left out when empty),
-    `**任务文件:**`, the node-index hint, the raw file in a mermaid fence, the doing-node reminder.
-    `agent_name` names the folder in the hint, which the plugin itself never tells the agent.
+    A thin alias of `canvases.mermaid.agent_view.injected_block`, the one builder of the block:
+    the goal comes from the file by the agent's own rule, so `task_goal` is ignored, and
+    `agent_name` is not part of the block (the plugin never names the folder). An empty file
+    gets no block (""), as the plugin injects nothing for it.
     """
-    lines = [
-        "<current_task_context>",
-        "以下是你当前正在执行的任务的上下文地图（由系统根据之前的工具调用自动整理）。"
-        "请基于它继续工作，不要重复已经完成的步骤。",
-        "",
-    ]
-    if task_goal:
-        lines.append(f"**任务目标:** {task_goal}")
-    lines.append(f"**任务文件:** {mmd_file}")
-    lines += [
-        "",
-        f"节点索引：每个节点 id（如 `001-N3`）对应 offload-<sessionId>.jsonl（位于记忆目录 "
-        f"{agent_name}/ 下）中 node_id 相同的行，行中的 result_ref 指向保存原始工具结果的 "
-        "refs/*.md 文件；需要细节时按 节点 → 行 → ref 的顺序查阅。",
-        "",
-        "```mermaid",
-        mmd_text,
-        "```",
-        "",
-        "提醒：status 为 doing 的节点是你当前的工作重点。",
-        "</current_task_context>",
-    ]
-    return "\n".join(lines)
+    from canvases.mermaid.agent_view import injected_block
+
+    return injected_block(mmd_file, mmd_text) or ""
+
+
+def create_minimal_state(agent_dir: Path, mmd_file: str) -> str:
+    """Create `state.json` naming `mmd_file` as active, for an agent folder that has none.
+
+    The plugin loads defaults and merges whatever file exists over them (format spec §4.8.7), so
+    `{"activeMmdFile": …, "activeMmdId": …}` is enough; it is written as the plugin writes state
+    (2-space JSON, no trailing newline). The file appears whole or not at all (a fsynced temp
+    hard-linked into place), and never over an existing one: `FileExistsError` when the agent
+    (or anyone) created it first. Returns the new file's hash.
+    """
+    agent_dir = Path(agent_dir)
+    _check_canvas_name(agent_dir / "mmds", mmd_file)
+    path = agent_dir / "state.json"
+    state = {"activeMmdFile": mmd_file, "activeMmdId": canvas_label(mmd_file)}
+    data = json.dumps(state, ensure_ascii=False, indent=2).encode("utf-8")
+    with lock_folder(agent_dir):
+        if os.path.lexists(path):
+            raise FileExistsError(f"{path.name} already exists; nothing was written")
+        fd, temp = open_temp_beside(path, like=None)
+        try:
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.link(temp, path)  # unlike a rename, a link never replaces an existing file
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temp)
+        fsync_folder(agent_dir)
+    return sha256_bytes(data)

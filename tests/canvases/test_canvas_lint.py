@@ -58,8 +58,47 @@ def test_json_report_one_object_per_file(clean_folder):
         "kind": "thick",
         "line": 9,
     }
-    assert report["problems"] == []
+    # comment-line metadata parses for people, but the agent reads none of it (spec §4.8.1)
+    assert report["problems"] == [
+        {
+            "line": 1,
+            "col": 1,
+            "severity": "warning",
+            "message": "the agent will see no task goal: the metadata is written as comment "
+            "lines (%% taskGoal: …)",
+        }
+    ]
+    assert report["agent"] == {
+        "meta_readable": False,
+        "strict_line_one": False,
+        "task_goal": None,
+        "node_index": True,
+        "empty_shell": False,
+        "fallback_node": "004-N3",
+    }
+    canonical = reports["fixture-a-upstream-002-migrate-orders-api.mmd"]
+    assert canonical["problems"] == []
+    assert canonical["agent"]["task_goal"].startswith("把 orders API 迁移到 v2")
     assert all(r["roundtrip_ok"] for r in reports.values())
+
+
+def test_lint_reports_what_mermaid_and_the_agent_do_with_a_canvas(tmp_path):
+    """A directive inside a summary is an error (mermaid swallows the diagram); a two-line
+    template is a warning (the agent deletes it as an empty shell on its next task switch)."""
+    (tmp_path / "009-x.mmd").write_text(
+        '%%{ "taskGoal": "t" }%%\nflowchart TD\n    009-N1["a<br/>summary: %%{init: {}}%% b"]\n'
+    )
+    (tmp_path / "010-y.mmd").write_text('flowchart TD\n    010-N1["label"]')
+    out = StringIO()
+    with pytest.raises(CommandError, match="1 canvas"):
+        call_command("canvas_lint", "--json", str(tmp_path), stdout=out)
+    reports = {Path(r["file"]).name: r for r in map(json.loads, out.getvalue().splitlines())}
+    [error] = [p for p in reports["009-x.mmd"]["problems"] if p["severity"] == "error"]
+    assert error["line"] == 3 and "directive" in error["message"]
+    shell = reports["010-y.mmd"]
+    assert shell["agent"]["empty_shell"] is True
+    assert any("deletes this canvas" in p["message"] for p in shell["problems"])
+    assert any("no task goal" in p["message"] for p in shell["problems"])
 
 
 def test_errors_give_exit_status_1(tmp_path):

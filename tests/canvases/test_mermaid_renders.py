@@ -123,7 +123,9 @@ def test_render_body_of_every_edit_parses(mermaid_parse):
     assert_all_parse(mermaid_parse, bodies)
 
 
-def test_edited_files_without_a_metadata_line_parse_as_they_are(mermaid_parse):
+def test_edited_files_without_a_metadata_line_parse_below_their_new_header(mermaid_parse):
+    """Every edit now writes the strict `%%{ … }%%` line 1 (format spec §4.8.4); the rest of a
+    file that had no metadata line is still what mermaid accepts as it is."""
     raw = {}
     for name, text in canvases().items():
         doc = parse(text)
@@ -135,8 +137,9 @@ def test_edited_files_without_a_metadata_line_parse_as_they_are(mermaid_parse):
         ):
             continue
         for label, output in edit_outputs(name, text).items():
-            if not label.endswith("set_meta"):
-                raw[label] = output
+            header, _, body = output.partition("\n")
+            assert header.startswith("%%{ ") and header.endswith(" }%%"), label
+            raw[label] = body
     assert raw
     assert_all_parse(mermaid_parse, raw)
 

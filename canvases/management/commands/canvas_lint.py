@@ -1,4 +1,4 @@
-"""canvas_lint: print the nodes, edges and problems of .mmd canvases; exit 1 if any has errors."""
+"""canvas_lint: nodes, edges, problems and the agent's view of .mmd canvases; exit 1 on errors."""
 
 from __future__ import annotations
 
@@ -9,6 +9,14 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from canvases.mermaid import Canvas, parse
+from canvases.mermaid.agent_view import (
+    agent_warnings,
+    fallback_node,
+    is_empty_shell,
+    map_prefix,
+    node_index_shown,
+    read_meta,
+)
 
 
 def canvas_files(paths: list[str]) -> Iterator[Path]:
@@ -26,6 +34,9 @@ def canvas_files(paths: list[str]) -> Iterator[Path]:
 
 
 def lint_report(path: Path, raw: bytes, doc: Canvas) -> dict[str, object]:
+    """The lint of one canvas: the engine's problems, then what the agent will make of it."""
+    problems = [*doc.problems, *agent_warnings(doc.text)]
+    agent_meta = read_meta(doc.text)
     return {
         "file": str(path),
         "nodes": [
@@ -51,12 +62,20 @@ def lint_report(path: Path, raw: bytes, doc: Canvas) -> dict[str, object]:
         ],
         "problems": [
             {"line": p.line, "col": p.col, "severity": p.severity, "message": p.message}
-            for p in doc.problems
+            for p in problems
         ],
         "meta": {
             "form": doc.meta.form,
             "taskGoal": doc.meta.task_goal,
             "progress": doc.meta.progress,
+        },
+        "agent": {
+            "meta_readable": agent_meta.readable,
+            "strict_line_one": agent_meta.on_line_one,
+            "task_goal": agent_meta.task_goal,
+            "node_index": node_index_shown(doc.text),
+            "empty_shell": is_empty_shell(doc.text),
+            "fallback_node": fallback_node(doc.text, map_prefix(path.name)),
         },
         "roundtrip_ok": doc.serialize().encode("utf-8") == raw,
         "escaped_oneliner": doc.is_escaped_oneliner,

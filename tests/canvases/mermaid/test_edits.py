@@ -7,6 +7,7 @@ import re
 import pytest
 
 from canvases.mermaid import EditError, edits, parse
+from canvases.mermaid.agent_view import read_meta
 from canvases.mermaid.patch import split_lines
 
 HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -261,7 +262,7 @@ def test_merge_errors(fixtures):
         edits.merge(text, ["002-N1"])
 
 
-def test_set_meta_keeps_the_form(corpus, fixtures):
+def test_set_meta_writes_the_strict_line_the_agent_reads(corpus, fixtures):
     canonical = edits.set_meta(
         fixtures["fixture-a-upstream/001-fix-login-timeout.mmd"], progress=40
     )
@@ -269,22 +270,26 @@ def test_set_meta_keeps_the_form(corpus, fixtures):
     assert line.startswith("%%{ ") and line.endswith(" }%%")
     assert parse(canonical.text).meta.progress == 40
     assert '"progress": "40"' in line  # the file wrote a string, so a string stays
+    assert not canonical.notes  # it was readable already: nothing else changed
     typo = edits.set_meta(fixtures["fixture-b-wild/003-k8s-canary-deploy.mmd"], progress=90)
     meta = parse(typo.text).meta
     assert (meta.form, meta.progress) == ("json", 90)  # repaired into valid JSON
-    assert "progress（0-100）" in typo.text
+    assert "progress（0-100）" in typo.text and "strict JSON on line 1" in typo.notes[0]
     comment = edits.set_meta(
         corpus["comment-meta.mmd"], taskGoal="新目标", updatedTime="2026-07-05"
     )
     meta = parse(comment.text).meta
-    assert (meta.form, meta.task_goal, meta.updated, meta.progress) == (
-        "comment",
+    assert (meta.form, meta.line, meta.task_goal, meta.updated, meta.progress) == (
+        "json",
+        1,
         "新目标",
         "2026-07-05",
         60,
     )
+    assert read_meta(comment.text).task_goal == "新目标"
+    assert "%% taskGoal" not in comment.text and "comment lines" in comment.notes[0]
     single = edits.set_meta(corpus["meta-single-percent.mmd"], taskGoal="x")
-    assert single.text.startswith('%{ "taskGoal": "x"')
+    assert single.text.startswith('%%{ "taskGoal": "x"')
     none = edits.set_meta(corpus["template.mmd"], taskGoal="new task", progress=0)
     assert none.text.startswith('%%{ "taskGoal": "new task", "progress": 0 }%%\nflowchart TD\n')
     with pytest.raises(EditError):
@@ -298,7 +303,9 @@ def test_set_meta_value_cannot_end_the_line_early(fixtures):
     result = edits.set_meta(text, taskGoal='a "quoted" }%% goal\nsecond line')
     meta = parse(result.text).meta
     assert meta.form == "json"
-    assert "}%%" not in meta.task_goal and "\n" not in meta.task_goal
+    agent = read_meta(result.text)
+    assert agent.on_line_one and "}%%" not in agent.task_goal and "\n" not in agent.task_goal
+    assert meta.task_goal == 'a "quoted" }%% goal second line'  # displayed as typed
 
 
 def test_crlf_file_keeps_its_other_lines(corpus):
@@ -358,3 +365,11 @@ def test_link_styles_follow_their_edges():
     assert "linkStyle 0,1 stroke:#0f0" in merged.text  # B --> C became A --> C
     assert "stroke:#f00" not in merged.text  # A --> B became a self-loop and went
     assert not parse(merged.text).problems
+
+
+def test_a_merge_label_of_nothing_but_dropped_characters_keeps_the_titles():
+    text = 'flowchart TD\n    A["a"] --> B["b"]\n    C[""] --> D[""]\n'
+    merged = edits.merge(text, ["A", "B"], label="\u2060 \n")  # all of it is dropped or trimmed
+    assert parse(merged.text).nodes["A"].fields.title == "a + b"
+    untitled = edits.merge(text, ["C", "D"])  # no titles at all: the kept id, never an empty one
+    assert parse(untitled.text).nodes["C"].fields.title == "C"

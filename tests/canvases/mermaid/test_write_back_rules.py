@@ -43,7 +43,8 @@ def test_agent_regexes_after_a_human_session(fixtures):
     before = fixtures["fixture-a-upstream/002-migrate-orders-api.mmd"]
     after = human_session(before)
     meta = plugin_meta(after)
-    assert meta["taskGoal"] == '迁移 "orders" } %% v2'
+    assert meta["taskGoal"] == '迁移 "orders" }%\u2060% v2'  # no `}%%` ends the line early
+    assert parse(after).meta.task_goal == '迁移 "orders" }%% v2'  # reads as typed
     assert meta["progress"] == "90"
     assert set(INJECTOR_IDS.findall(after)) == {"002-N1", "002-N2", "002-N5"}
     nodes = agent_nodes(after)

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from canvases.mermaid.agent_view import injected_block
 from sessions.memory.atomic import PreconditionFailed, file_hash
 from sessions.memory.state_edit import (
     CANVAS_BUDGET_CHARS,
     canvas_label,
+    create_minimal_state,
     estimate_tokens,
     resume_block,
     set_active_canvas,
@@ -106,12 +108,13 @@ def test_canvas_label() -> None:
     assert canvas_label("transformer-analysis-001.mmd") == "transformer-analysis-001"
 
 
-def test_resume_block_structure(agent_a: Path) -> None:
+def test_resume_block_is_the_agents_block(agent_a: Path) -> None:
     text = (agent_a / "mmds" / "002-migrate-orders-api.mmd").read_text()
-    block = resume_block("main", "002-migrate-orders-api.mmd", text, "迁移 orders API")
+    block = resume_block("main", "002-migrate-orders-api.mmd", text, "ignored")
+    assert block == injected_block("002-migrate-orders-api.mmd", text)
     lines = block.split("\n")
     assert lines[0] == "<current_task_context>" and lines[-1] == "</current_task_context>"
-    goal = lines.index("**任务目标:** 迁移 orders API")
+    goal = lines.index("**任务目标:** 把 orders API 迁移到 v2 (Decimal money + cursor pagination)")
     assert lines[goal + 1] == "**任务文件:** 002-migrate-orders-api.mmd"
     fence = lines.index("```mermaid")
     assert (
@@ -119,6 +122,29 @@ def test_resume_block_structure(agent_a: Path) -> None:
     )  # raw, metadata too
     assert "doing" in block.split("```")[-1]
     assert "任务目标" not in resume_block("main", "x.mmd", "flowchart TD", "")
+    assert resume_block("main", "x.mmd", "", "") == ""  # an empty file: no block at all
+
+
+def test_create_minimal_state(tmp_path: Path) -> None:
+    (tmp_path / "mmds").mkdir()
+    (tmp_path / "mmds" / "004-修复CI缓存.mmd").write_text("flowchart TD")
+    new_hash = create_minimal_state(tmp_path, "004-修复CI缓存.mmd")
+    state = tmp_path / "state.json"
+    assert state.read_text(encoding="utf-8") == (
+        '{\n  "activeMmdFile": "004-修复CI缓存.mmd",\n  "activeMmdId": "修复CI缓存"\n}'
+    )
+    assert new_hash == file_hash(state)
+    assert {p.name for p in tmp_path.iterdir()} == {"mmds", "state.json"}  # no temp left
+    state.write_text('{"activeMmdFile": null, "mine": 1}')
+    with pytest.raises(FileExistsError):
+        create_minimal_state(tmp_path, "004-修复CI缓存.mmd")
+    assert state.read_text() == '{"activeMmdFile": null, "mine": 1}'  # never overwritten
+    state.unlink()
+    with pytest.raises(ValueError, match="does not exist"):
+        create_minimal_state(tmp_path, "005-missing.mmd")
+    with pytest.raises(ValueError, match="bare"):
+        create_minimal_state(tmp_path, "../state.json")
+    assert not state.exists()
 
 
 def test_estimate_tokens() -> None:
@@ -127,3 +153,24 @@ def test_estimate_tokens() -> None:
     assert estimate_tokens("abcd" * 10) == 10
     assert estimate_tokens("修复缓存") == 4
     assert estimate_tokens("修复 abcd") == 2 + 2
+
+
+def test_create_minimal_state_never_replaces_a_file_the_agent_creates_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent may write its own state.json after our existence check: its file wins."""
+    import sessions.memory.state_edit as state_edit
+
+    (tmp_path / "mmds").mkdir()
+    (tmp_path / "mmds" / "001-x.mmd").write_text("flowchart TD")
+    real_write_all = state_edit.write_all
+
+    def agent_writes_first(fd: int, data: bytes) -> None:
+        (tmp_path / "state.json").write_text('{"activeMmdFile": "002-y.mmd"}')
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(state_edit, "write_all", agent_writes_first)
+    with pytest.raises(FileExistsError):
+        create_minimal_state(tmp_path, "001-x.mmd")
+    assert (tmp_path / "state.json").read_text() == '{"activeMmdFile": "002-y.mmd"}'
+    assert {p.name for p in tmp_path.iterdir()} == {"mmds", "state.json"}

