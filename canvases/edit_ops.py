@@ -10,7 +10,7 @@ from typing import Any
 
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
-from canvases.mermaid import EditError, EditResult, edits
+from canvases.mermaid import EditError, EditResult, agent_view, edits
 
 EDIT_OPS = (
     "merge",
@@ -21,6 +21,7 @@ EDIT_OPS = (
     "add_edge",
     "remove_edge",
     "set_meta",
+    "agent_meta",
     "repair",
 )
 OP_FIELDS = {
@@ -32,6 +33,7 @@ OP_FIELDS = {
     "add_edge": ("source", "target", "label"),
     "remove_edge": ("source", "target"),
     "set_meta": ("task_goal", "progress"),
+    "agent_meta": (),
     "repair": (),
 }
 HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt")
@@ -163,12 +165,11 @@ def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
         if params.get("progress") not in (None, ""):
             values["progress"] = params["progress"]
         return edits.set_meta(text, **values)
+    if op == "agent_meta":
+        return edits.agent_meta(text)
     if op == "repair":
         return edits.repair_oneliner(text)
     raise EditRefused(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
-
-
-FINGERPRINT_CHARS = 64  # the plugin compares length + the first 64 characters (spec §4.8.6)
 
 
 def visible_to_running_agent(before: str, after: str) -> str:
@@ -179,7 +180,7 @@ def visible_to_running_agent(before: str, after: str) -> str:
     prompt. Adding or removing the final newline changes the length and nothing else: the
     agent's injected text, mermaid and the plugin's readers all ignore it.
     """
-    if len(after) != len(before) or after[:FINGERPRINT_CHARS] != before[:FINGERPRINT_CHARS]:
+    if agent_view.visible_at_next_tool_call(before, after):
         return after
     return after[:-1] if after.endswith("\n") else after + "\n"
 
@@ -207,7 +208,7 @@ def _node_signature(doc: ParsedCanvas, node_id: str) -> tuple | None:
 def applies_cleanly(base_text: str, current_text: str, op: str, params: dict[str, Any]) -> bool:
     """True when the nodes (or the metadata) the edit touches are the same in both texts."""
     base, current = parsed(base_text), parsed(current_text)
-    if op == "set_meta":
+    if op in ("set_meta", "agent_meta"):
         return base.meta.values == current.meta.values
     if op == "repair":
         return False

@@ -7,6 +7,7 @@ from typing import Any
 from django.db.models import Count
 
 from canvases.indexing import parsed
+from canvases.mermaid import agent_view
 from canvases.models import Canvas, Revision
 from canvases.selectors import row_counts
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
@@ -55,6 +56,11 @@ def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
         "agent": agent.slug,
         "file": canvas.filename,
         "content_hash": canvas.content_hash,
+        # what the agent itself will make of the file: no goal, deleted as an empty shell, …
+        "agent_warnings": [
+            {"line": p.line, "message": p.message, "severity": p.severity}
+            for p in agent_view.agent_warnings(canvas.text)
+        ],
         "nodes_without_rows": [
             {"id": n.id, "title": n.fields.title or n.label}
             for n in doc.nodes.values()

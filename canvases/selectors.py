@@ -18,11 +18,12 @@ from django.shortcuts import get_object_or_404
 from canvases import history, liveness
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
-from canvases.mermaid import render_body
+from canvases.mermaid import agent_view, render_body
+from canvases.mermaid.tokens import token_count
 from canvases.models import Canvas, Revision
 from sessions.memory.paths import UnsafePath, confine
 from sessions.memory.row_fields import node_aliases
-from sessions.memory.state_edit import CANVAS_BUDGET_CHARS, estimate_tokens, resume_block
+from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent, Row
 from sessions.selectors import rows_json
 
@@ -99,6 +100,7 @@ def canvas_detail(agent: Agent, canvas: Canvas, collapsed_param: str | None) -> 
             "updated": doc.meta.updated,
             "values": doc.meta.values,
         },
+        "agent_reads": _agent_reads(canvas.text),
         "header": doc.header,
         "direction": doc.direction,
         "status_counts": canvas.status_counts,
@@ -167,6 +169,16 @@ def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
     }
 
 
+def _agent_reads(text: str) -> dict[str, Any]:
+    """What the agent's own reader makes of the metadata (spec §4.8.1): its goal, or why none."""
+    meta = agent_view.read_meta(text)
+    return {
+        "task_goal": meta.task_goal,
+        "problem": meta.problem,
+        "on_line_one": meta.on_line_one,
+    }
+
+
 def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
     """What the editing UI needs beyond the canvas itself: live badge, undo/redo, dropped edits."""
     undo = history.undo_target(canvas)
@@ -183,17 +195,26 @@ def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
 
 
 def resume_preview(canvas: Canvas) -> dict[str, Any]:
+    """The block the agent injects for this canvas, built by the agent's own rules (§4.8.1)."""
     agent = canvas.agent
-    doc = parsed(canvas.text)
-    block = resume_block(agent.name, canvas.filename, canvas.text, doc.meta.task_goal or "")
+    preview = agent_view.block_preview(canvas.filename, canvas.text)
+    meta = agent_view.read_meta(canvas.text)
     return {
         "agent": agent.slug,
         "file": canvas.filename,
-        "block": block,
-        "block_chars": len(block),
-        "block_tokens": estimate_tokens(block),
+        "content_hash": canvas.content_hash,
+        "block": preview.text if preview else "",
+        "block_chars": preview.chars if preview else 0,
+        "block_js_length": preview.js_length if preview else 0,
+        "block_tokens": preview.tokens if preview else 0,
+        "injected": preview is not None,
+        "task_goal": preview.task_goal if preview else None,
+        "node_index": bool(preview and preview.node_index),
+        "meta_problem": meta.problem,
+        "meta_on_line_one": meta.on_line_one,
+        "empty_shell": agent_view.is_empty_shell(canvas.text),
         "canvas_chars": len(canvas.text),
-        "canvas_tokens": estimate_tokens(canvas.text),
+        "canvas_tokens": token_count(canvas.text),
         "budget_chars": CANVAS_BUDGET_CHARS,
         "over_budget": len(canvas.text) > CANVAS_BUDGET_CHARS,
         "budget_percent": round(100 * len(canvas.text) / CANVAS_BUDGET_CHARS),

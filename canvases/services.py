@@ -31,7 +31,7 @@ from canvases.edit_ops import (
     visible_to_running_agent,
 )
 from canvases.indexing import canvas_index_file, parsed, revision_record
-from canvases.mermaid import content_hash
+from canvases.mermaid import agent_view, content_hash
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
 from canvases.write_path import Change, canvas_path, change_write, intents_recover
@@ -40,7 +40,7 @@ from sessions.locks import agent_locked
 from sessions.memory.atomic import PreconditionFailed
 from sessions.memory.paths import confine
 from sessions.memory.remap import rows_with_nodes
-from sessions.memory.state_edit import set_active_canvas
+from sessions.memory.state_edit import create_minimal_state, set_active_canvas
 
 T = TypeVar("T")
 DROP_WHILE_LIVE = (
@@ -48,6 +48,11 @@ DROP_WHILE_LIVE = (
     'turns "deleted" back into true, and it reads "deleted" only when a session is loaded again '
     "(spec §4.8.5). Stop the gateway first, or confirm to mark the rows anyway: memviz then "
     "watches them and tells you if the agent reverts them."
+)
+HEADER_WHILE_LIVE = (
+    "memviz wrote the agent-readable metadata line at the top, which moves every line down by "
+    "one: a map-builder reply already in flight splices its blocks by line number and can land "
+    "one line off. memviz checks the canvas after the agent's next write and offers re-apply"
 )
 DROP_CONFIRMED = (
     'the rows are marked "deleted", but the agent is running: it drops them from its context only '
@@ -225,8 +230,11 @@ def _edit(
         reapplied=reapplied,
         rows_changed=written.rows_changed,
     )
+    outcome.warnings += result.notes
     if deleted and live.live:
         outcome.warnings.append(DROP_CONFIRMED)
+    if live.live and result.notes and not agent_view.read_meta(text).on_line_one:
+        outcome.warnings.append(HEADER_WHILE_LIVE)
     if reapplied:
         outcome.warnings.append(
             "the agent had changed this canvas since you loaded it; your edit touched "
@@ -385,6 +393,19 @@ def canvas_sync(*, canvas: Canvas) -> bool:
     return _run(canvas, work)
 
 
+def _state_write(path: Path, mmd_file: str) -> str:
+    """Name `mmd_file` active in state.json; an agent folder without one gets a minimal one.
+
+    The agent loads defaults and merges whatever state file exists over them (spec §4.8.7).
+    """
+    if not path.exists():
+        try:
+            return create_minimal_state(path.parent, mmd_file)
+        except FileExistsError:
+            pass  # the agent wrote one meanwhile: edit that
+    return set_active_canvas(path, mmd_file)
+
+
 @dataclass
 class ResumeOutcome:
     held: bool
@@ -407,11 +428,9 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
                 "or confirm to write anyway."
             )
         path = confine(Path(agent.path), "state.json")
-        if not path.is_file():
-            raise EditRefused("this agent has no state.json to edit")
         previous = liveness.state_active(agent)
         try:
-            new_hash = set_active_canvas(path, fresh.filename)
+            new_hash = _state_write(path, fresh.filename)
         except PreconditionFailed as exc:
             raise EditConflict(str(exc)) from None
         except ValueError as exc:
