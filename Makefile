@@ -29,8 +29,12 @@ test-deps:
 	  echo "installing:$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
+# mypy (django-stubs) over the Django-free cores and the write path; more modules as they are typed.
+TYPED := canvases sessions/memory sessions/locks.py memviz/responders.py memviz/pages.py memviz/broadcast.py
+
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/mypy $(TYPED)
 	$(BIN)/python manage.py makemigrations --check --dry-run
 
 test: test-deps setup lint

@@ -421,7 +421,8 @@ def _finish(
     except PatchConflict as error:
         raise EditError(f"this edit could not be applied cleanly: {error}") from None
     _check_written_lines(written)
-    renumbered = _renumber_link_styles(doc, new_text, fields.get("id_map") or {})
+    id_map = fields.get("id_map")
+    renumbered = _renumber_link_styles(doc, new_text, id_map if isinstance(id_map, dict) else {})
     if renumbered is not None:
         new_text, diff = renumbered, _diff(doc.text, renumbered)
     result = EditResult(text=new_text, diff=diff, notes=notes)

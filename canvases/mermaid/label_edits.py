@@ -21,7 +21,9 @@ SEGMENT_NAMES = {"status": "status", "summary": "summary", "timestamp": "Timesta
 
 def label_with(node: Node, changes: dict[str | None, str]) -> str:
     """The node's raw label with the given segments set (key None is the title; "" removes)."""
-    segments = raw_segments(node.label_raw) if node.label_ref is not None else [(None, node.id)]
+    segments: list[tuple[str | None, str]] = (
+        raw_segments(node.label_raw) if node.label_ref is not None else [(None, node.id)]
+    )
     for key, value in changes.items():
         line = value if key is None else f"{SEGMENT_NAMES.get(key, key)}: {value}"
         index = next((i for i, (k, _) in enumerate(segments) if k == key), None)

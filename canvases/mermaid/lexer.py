@@ -9,6 +9,12 @@ from .model import Link, NodeRef
 NODE_ID = re.compile(r"[\w$]+(?:(?:-(?!-|\.|>|&[gl]t;)|\.(?!-))[\w$]*)*")
 CLASS_SUFFIX = re.compile(r":::[\w-]+")
 SPACES = re.compile(r"[ \t]*")
+
+
+def skip_spaces(text: str, pos: int) -> int:
+    """The position after the spaces and tabs at `pos`."""
+    match = SPACES.match(text, pos)  # always matches (possibly empty)
+    return match.end() if match else pos
 LINK = re.compile(
     r"(?:<|&lt;|[ox](?=[-=.]))?"
     r"(?:-{2,}(?:>|&gt;|o|x)|-{3,}|-\.+-(?:>|&gt;|o|x)?|={2,}(?:>|&gt;|o|x)|={3,}|~{3,})"
@@ -144,12 +150,12 @@ def _scan_shape(text: str, pos: int, eol: int, ref: NodeRef) -> int:
         if not text.startswith(opener, pos):
             continue
         start = pos + len(opener)
-        inner = SPACES.match(text, start).end()
+        inner = skip_spaces(text, start)
         if inner < len(text) and text[inner] == '"':
             close_quote = _closing_quote(text, inner + 1, closers)
             if close_quote < 0:
                 raise LexError(inner, "unclosed quoted label")
-            after = SPACES.match(text, close_quote + 1).end()
+            after = skip_spaces(text, close_quote + 1)
             for closer, shape in closers:
                 if text.startswith(closer, after):
                     ref.shape, ref.shape_start, ref.quoted = shape, pos, True
@@ -196,7 +202,7 @@ def _closing_quote(text: str, start: int, closers: tuple[tuple[str, str], ...]) 
             return -1
         if text[found - 1] != "\\":
             return found
-        after = SPACES.match(text, found + 1).end()
+        after = skip_spaces(text, found + 1)
         if any(text.startswith(closer, after) for closer, _ in closers):
             return found
         pos = found + 1
@@ -233,9 +239,9 @@ def scan_chain(
                     links.pop()
                 return groups, links, (error.ref.end if error.ref else pos), error
             group.append(ref)
-            pos = SPACES.match(text, ref.end).end()
+            pos = skip_spaces(text, ref.end)
             if pos < len(text) and text[pos] == "&":
-                pos = SPACES.match(text, pos + 1).end()
+                pos = skip_spaces(text, pos + 1)
                 continue
             break
         groups.append(group)
@@ -246,4 +252,4 @@ def scan_chain(
         if link is None:
             return groups, links, ref.end, None
         links.append(link)
-        pos = SPACES.match(text, link.end).end()
+        pos = skip_spaces(text, link.end)

@@ -67,9 +67,9 @@ class Statement:
     line_end: int
     start: int
     stop: int
-    groups: list[list[NodeRef]] = field(default=())  # type: ignore[assignment]
-    links: list[Link] = field(default=())  # type: ignore[assignment]
-    ids: list[str] = field(default=())  # type: ignore[assignment]  # class/style/click targets
+    groups: list[list[NodeRef]] = field(default=())  # type: ignore[arg-type]
+    links: list[Link] = field(default=())  # type: ignore[arg-type]
+    ids: list[str] = field(default=())  # type: ignore[arg-type]  # class/style/click targets
     name: str = ""  # class name of `class`, classDef name, subgraph id
 
 

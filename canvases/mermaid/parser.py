@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from .labels import decode_label
-from .lexer import FAST_LINE, SHAPE_OF_PAIR, SPACES, link_kind, scan_chain
+from .lexer import FAST_LINE, SHAPE_OF_PAIR, link_kind, scan_chain, skip_spaces
 from .mermaid_rules import mermaid_text_problems
 from .meta import build_meta, is_directive, parse_braced, parse_comment
 from .model import Canvas, Edge, Link, Node, NodeRef, Problem, Statement, Subgraph
@@ -75,8 +75,10 @@ def _read_oneliner(canvas: Canvas) -> None:
     inner = parse(repaired)
     canvas.header, canvas.direction, canvas.meta = inner.header, inner.direction, inner.meta
     canvas.nodes, canvas.edges, canvas.subgraphs = inner.nodes, inner.edges, inner.subgraphs
-    for item in [*canvas.nodes.values(), *canvas.edges]:
-        item.line = 1
+    for node in canvas.nodes.values():
+        node.line = 1
+    for edge in canvas.edges:
+        edge.line = 1
     for sub in canvas.subgraphs:
         sub.line_start = sub.line_end = 1
     canvas.meta.line = canvas.meta.line_end = 1 if canvas.meta.line else None
@@ -105,9 +107,9 @@ def _parse_lines(state: _State) -> None:
         eol = starts[index + 1] - 1 if index + 1 < count else size
         if eol > line_start and text[eol - 1] == "\r":
             eol -= 1
-        pos = SPACES.match(text, line_start).end()
+        pos = skip_spaces(text, line_start)
         if pos == 0 and text.startswith("\ufeff"):
-            pos = SPACES.match(text, 1).end()
+            pos = skip_spaces(text, 1)
             canvas.problems.append(Problem(1, 1, "byte-order mark before line 1", "warning"))
         lineno = index + 1
         index += 1
@@ -289,10 +291,10 @@ def _statements(state: _State, lineno: int, line_start: int, pos: int, eol: int,
             if not groups:
                 _add(canvas, "unknown", lineno, lineno, pos, eol)
             return index
-        pos = SPACES.match(text, stop).end()
+        pos = skip_spaces(text, stop)
         if pos < eol and text[pos] == ";":
             statement.stop = pos + 1
-            pos = SPACES.match(text, pos + 1).end()
+            pos = skip_spaces(text, pos + 1)
             continue
         if pos < eol and not text.startswith("%%", pos):
             if (

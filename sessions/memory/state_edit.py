@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from sessions.memory.atomic import (
@@ -101,7 +102,7 @@ def _is_snake(state: dict) -> bool:
     return any(key in state for key in (*_SNAKE_KEYS, "mmd_counter", "last_session_key"))
 
 
-def _replace_values(text: str, values: dict[str, object]) -> str | None:
+def _replace_values(text: str, values: Mapping[str, object]) -> str | None:
     """Swap the value text of each top-level key; None when a key is missing (or duplicated)."""
     try:
         spans = _top_level_value_spans(text)
@@ -124,7 +125,7 @@ def _top_level_value_spans(text: str) -> list[tuple[str, tuple[int, int]]]:
         raise ValueError("not an object")
     index = _skip_space(text, index + 1)
     while text[index] != "}":
-        key, index = json.decoder.scanstring(text, index + 1)
+        key, index = json.decoder.scanstring(text, index + 1)  # type: ignore[attr-defined]
         index = _skip_space(text, index)
         index = _skip_space(text, index + 1)  # the colon
         _, end = decoder.raw_decode(text, index)

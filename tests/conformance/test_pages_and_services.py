@@ -66,7 +66,7 @@ def test_write_agent_readable_metadata_in_one_click(all_fixtures: Path) -> None:
     assert reference.goal(after) == "修复 CI 依赖缓存失效 (stale pnpm cache)"
     meta = reference.meta_object(after)
     assert meta is not None and {"progress", "createdTime", "updatedTime"} <= set(meta)
-    body = [line for line in after.splitlines()[1:]]
+    body = after.splitlines()[1:]
     assert [line for line in before.splitlines() if not line.startswith("%%")] == body
     data = client.get(f"/a/coder/c/{canvas.filename}/preview/?format=json").json()
     assert "**任务目标:** 修复 CI 依赖缓存失效" in data["block"]
