@@ -1,0 +1,2 @@
+// Export (filled in below).
+(function () { "use strict"; window.memvizExport = {}; })();
