@@ -35,11 +35,13 @@
     if (total <= WRAP) return [[line, total]];
     const out = [];
     let cur = "", w = 0;
-    const push = () => { const t = cur.trim(); if (t) out.push([t, textWidth(t)]); cur = ""; w = 0; };
+    // a line broken at a space keeps it at its end, so the text still reads as written
+    // (textContent, copy and paste, find) while the space adds nothing visible
+    const push = (space) => { const t = cur.trim(); if (t) out.push([t + (space || /\s$/.test(cur) ? " " : ""), textWidth(t)]); cur = ""; w = 0; };
     for (const tok of tokens) {
       const tw = textWidth(tok);
       if (w + tw <= WRAP || (!cur.trim() && tw <= LONG_WORD)) { cur += tok; w += tw; continue; }
-      if (/^\s+$/.test(tok)) { push(); continue; }
+      if (/^\s+$/.test(tok)) { push(true); continue; }
       if (tw > LONG_WORD) {
         for (const ch of tok) { const cw = textWidth(ch); if (w + cw > WRAP) push(); cur += ch; w += cw; }
         continue;

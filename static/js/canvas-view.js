@@ -6,6 +6,7 @@
   const READABLE_PX = 11; // smallest on-screen label size the default view accepts
   const LABELS_FROM_PX = 4; // below this labels are not painted at all (boxes only)
   const MAX_FIT = 1.2;
+  const LABEL_ALL_UP_TO = 150; // smaller drawings get every label at once
 
   function attach(svg, model, minimapHost) {
     const fontSize = memvizDraw.FONT_SIZE;
@@ -17,9 +18,10 @@
       minZoom: 0.01, maxZoom: 8, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
       onZoom: changed, onPan: changed,
     });
+    let destroyed = false;
     function changed() {
-      if (frame) return;
-      frame = requestAnimationFrame(() => { frame = 0; lod(); labels(); drawViewBox(); listeners.forEach((f) => f()); });
+      if (frame || destroyed) return;
+      frame = requestAnimationFrame(() => { frame = 0; if (destroyed) return; lod(); labels(); drawViewBox(); listeners.forEach((f) => f()); });
     }
     // Labels are put in only for nodes on (or near) the screen: a 1000-node drawing with every
     // label in the DOM spent most of its first paint laying out text nobody could see.
@@ -28,11 +30,12 @@
     function labels() {
       if (scale() * fontSize < LABELS_FROM_PX || labelled.size === nodeEls.size) return;
       const r = visibleRect();
+      const everywhere = nodeEls.size <= LABEL_ALL_UP_TO;
       const mx = r.w / 2, my = r.h / 2;
       for (const [id, g] of nodeEls) {
         if (labelled.has(id)) continue;
         const b = model.boxes.get(id);
-        if (b.x + b.w / 2 < r.x - mx || b.x - b.w / 2 > r.x + r.w + mx || b.y + b.h / 2 < r.y - my || b.y - b.h / 2 > r.y + r.h + my) continue;
+        if (!everywhere && (b.x + b.w / 2 < r.x - mx || b.x - b.w / 2 > r.x + r.w + mx || b.y + b.h / 2 < r.y - my || b.y - b.h / 2 > r.y + r.h + my)) continue;
         g.insertAdjacentHTML("beforeend", model.labels.get(id));
         labelled.add(id);
       }
@@ -125,7 +128,7 @@
       state: () => ({ k: scale(), pan: pz.getPan() }),
       restore: (s) => { pz.zoom(s.k); pz.pan(s.pan); lod(); labels(); drawViewBox(); },
       labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); labelled.add(id); } },
-      destroy: () => { try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
+      destroy: () => { destroyed = true; cancelAnimationFrame(frame); try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
       READABLE_PX,
     };
   }

@@ -117,7 +117,7 @@
     const fromUrl = urlCollapsed();
     const known = new Set(scene.groups.map((g) => g.id));
     collapsed = fromUrl ? new Set(fromUrl.filter((g) => known.has(g))) : defaultCollapsed(scene);
-    const deep = hashNode();
+    const deep = renderCount === 0 ? hashNode() : null; // a deep link counts on arrival only
     if (deep && !focusOnRender) focusOnRender = { id: deep, open: !$("#node-panel .node-detail") };
     if (focusOnRender) for (const g of groupPath(scene, focusOnRender.id)) collapsed.delete(g);
     const t0 = performance.now();
