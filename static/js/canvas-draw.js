@@ -25,6 +25,7 @@
     return w;
   }
   const TOKENS = /[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]|\s+|[^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+/g;
+  const NO_LINE_START = /^[，。、；：！？）」』】〉》,.;:!?)\]}]$/; // punctuation that never starts a line
   const LONG_WORD = 320; // a word up to this wide stays whole (timestamps, paths); longer ones break
   // Lines longer than WRAP break at spaces and between CJK characters, as mermaid's labels do.
   // Widths are summed per token (each measured once and cached), not measured per line.
@@ -40,7 +41,7 @@
     const push = (space) => { const t = cur.trim(); if (t) out.push([t + (space || /\s$/.test(cur) ? " " : ""), textWidth(t)]); cur = ""; w = 0; };
     for (const tok of tokens) {
       const tw = textWidth(tok);
-      if (w + tw <= WRAP || (!cur.trim() && tw <= LONG_WORD)) { cur += tok; w += tw; continue; }
+      if (w + tw <= WRAP || (!cur.trim() && tw <= LONG_WORD) || NO_LINE_START.test(tok)) { cur += tok; w += tw; continue; }
       if (/^\s+$/.test(tok)) { push(true); continue; }
       if (tw > LONG_WORD) {
         for (const ch of tok) { const cw = textWidth(ch); if (w + cw > WRAP) push(); cur += ch; w += cw; }
@@ -268,7 +269,7 @@
       const g = b.group;
       const cls = g.auto ? "cluster auto" : "cluster";
       parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` style="${esc(shapeCss(g.css))}"` : ""}/>` +
-        `<text class="cluster-title" x="${box.x.toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" text-anchor="middle" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
+        `<text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
     });
     // edges
     const edgeParts = [], labelParts = [];
