@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from typing import Any
 
-from canvases.indexing import parsed
-from canvases.mermaid import Canvas, parse, render_body
+from canvases.mermaid import Canvas, parse
 from canvases.mermaid.labels import decode_label, split_segments
 from canvases.mermaid.render import STATUS_CLASS_PREFIX, status_key
+from canvases.mermaid.repair import repair_text
 
 # A block (the canvas or a subgraph) with more loose nodes than this is shown as groups of
 # consecutive nodes (the order the agent wrote them, i.e. time) that expand on demand.
@@ -89,17 +88,19 @@ def _styles(doc: Canvas) -> tuple[dict[str, str], dict[str, list[str]], dict[str
     return class_defs, classes, styles, link_styles
 
 
-def _inline_style(ids: str, class_defs: dict, classes: dict, styles: dict) -> tuple[list, str]:
-    """memviz's own classes stay class names (themed by CSS); the agent's become inline css."""
-    names = [n for n in classes.get(ids, []) if n.startswith(STATUS_CLASS_PREFIX)]
+def _inline_style(ids: str, class_defs: dict, classes: dict, styles: dict, *, node: bool) -> str:
+    """The agent's classDefs and style lines as inline css; memviz's status classes are CSS.
+
+    render_body gives every node a status class after the agent's own, so on a node the agent's
+    classDef colours lose to it (as in mermaid); a ``style`` line still wins.
+    """
     css = []
     for name in classes.get(ids, []):
         if name in class_defs and not name.startswith(STATUS_CLASS_PREFIX):
-            # memviz's status class comes last in the render body and wins over the agent's
-            css.append(class_defs[name] if not names else _without_colours(class_defs[name]))
+            css.append(_without_colours(class_defs[name]) if node else class_defs[name])
     if ids in styles:
         css.append(styles[ids])
-    return names, ";".join(c for c in css if c)
+    return ";".join(c for c in css if c)
 
 
 def _without_colours(css: str) -> str:
@@ -125,7 +126,7 @@ def auto_groups(nodes: list[dict], groups: list[dict]) -> list[dict]:
     """
     loose: dict[str | None, list[dict]] = {}
     for node in nodes:
-        loose.setdefault(node["group"], []).append(node)
+        loose.setdefault(node.get("group"), []).append(node)
     made = []
     for parent, members in loose.items():
         if len(members) <= AUTO_GROUP_OVER:
@@ -148,24 +149,27 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
     subgraph_ids = {sub.id for sub in doc.subgraphs}
     nodes = []
     for node in doc.nodes.values():
-        names, css = _inline_style(node.id, class_defs, classes, styles)
+        css = _inline_style(node.id, class_defs, classes, styles, node=True)
         fields = node.fields
-        nodes.append(
-            {
-                "id": node.id,
-                "lines": label_lines(node.label_raw, node.id),
-                "shape": node.shape,
-                "cls": names,
-                "css": css,
-                "status": fields.status or "",
-                "key": status_key(fields.status),
-                "ts": fields.timestamp or "",
-                "group": node.subgraph if node.subgraph in subgraph_ids else None,
-            }
-        )
+        key = status_key(fields.status)
+        item: dict[str, Any] = {"id": node.id, "lines": label_lines(node.label_raw, node.id)}
+        # only what differs from the usual is written: a 1000-node scene is sent on every edit
+        if node.shape != "rect":
+            item["shape"] = node.shape
+        if key != "none":
+            item["key"] = key
+        if key == "other":
+            item["status"] = fields.status
+        if css:
+            item["css"] = css
+        if fields.timestamp:
+            item["ts"] = fields.timestamp
+        if node.subgraph in subgraph_ids:
+            item["group"] = node.subgraph
+        nodes.append(item)
     groups = []
     for sub in doc.subgraphs:
-        _, css = _inline_style(sub.id, class_defs, classes, styles)
+        css = _inline_style(sub.id, class_defs, classes, styles, node=False)
         groups.append({"id": sub.id, "title": sub.title, "parent": sub.parent, "css": css})
     groups += auto_groups(nodes, groups)
     edges = []
@@ -184,17 +188,17 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=8)
-def _scene_and_body(text: str) -> tuple[dict[str, Any], str]:
-    body = render_body(text, doc=parsed(text))
-    return scene_of(parse(body)), body
+def canvas_scene(text: str, doc: Canvas | None = None) -> dict[str, Any]:
+    """The scene of a canvas text: what ``render_body(text)`` gives mermaid.js, read directly.
 
-
-def canvas_scene(text: str) -> dict[str, Any]:
-    """The scene of a canvas file's text (or of a render body: rendering it again is harmless)."""
-    return _scene_and_body(text)[0]
-
-
-def canvas_body(text: str) -> str:
-    """The whole canvas as mermaid.js takes it (nothing collapsed): what "export" hands out."""
-    return _scene_and_body(text)[1]
+    The same reading of the text (a one-line literal-``\\n`` file is drawn from its repair) and
+    the same status classes, without writing and parsing the render body again. ``doc`` is
+    ``parse(text)`` when the caller has it (its label fields are then read only once).
+    """
+    if doc is None or doc.text != text:
+        doc = parse(text)
+    if doc.is_escaped_oneliner:
+        repaired = repair_text(text)
+        if repaired is not None:
+            doc = parse(repaired)
+    return scene_of(doc)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from django import template
 
-from canvases.canvas_scene import canvas_body, canvas_scene
+from canvases.canvas_scene import canvas_scene
+from canvases.indexing import parsed
 
 register = template.Library()
 
@@ -14,13 +16,12 @@ register = template.Library()
 @register.filter
 def scene(text: str) -> dict[str, Any]:
     """The scene of a canvas (or revision) text, for ``json_script``."""
-    return canvas_scene(text or "")
+    return _scene(text or "")
 
 
-@register.filter
-def mermaid_text(text: str) -> str:
-    """The whole canvas as mermaid.js takes it (the export's render-ready text)."""
-    return canvas_body(text or "")
+@lru_cache(maxsize=8)
+def _scene(text: str) -> dict[str, Any]:
+    return canvas_scene(text, parsed(text))  # the page view parsed this text already
 
 
 @register.filter

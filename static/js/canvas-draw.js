@@ -316,5 +316,22 @@
     return { svg, model };
   }
 
-  window.memvizDraw = { draw, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
+  // The server writes only what differs from the usual (canvases/canvas_scene.py); fill it in.
+  const VOCABULARY = new Set(["done", "doing", "todo", "paused", "blocked"]);
+  function normalize(scene) {
+    for (const n of scene.nodes) {
+      n.shape = n.shape || "rect";
+      n.key = n.key || "none";
+      n.status = n.status || (VOCABULARY.has(n.key) ? n.key : "");
+      n.cls = n.cls || ["mvz_" + n.key];
+      n.css = n.css || "";
+      n.ts = n.ts || "";
+      n.group = n.group || null;
+    }
+    scene.groups = scene.groups || [];
+    scene.edges = scene.edges || [];
+    return scene;
+  }
+
+  window.memvizDraw = { normalize, draw, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
 })();

@@ -142,7 +142,13 @@
     document.body.dataset.exporting = kind;
     try {
       if (kind === "mermaid") {
-        const body = JSON.parse(document.getElementById("render-body").textContent);
+        // the whole canvas (nothing collapsed) from the page's JSON twin
+        const url = new URL(diagram.dataset.canvasUrl, location.href);
+        url.searchParams.set("format", "json");
+        url.searchParams.set("collapsed", "");
+        const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+        if (!response.ok) throw new Error(`the canvas text could not be loaded (${response.status})`);
+        const body = (await response.json()).render_body;
         download(new Blob([body], { type: "text/plain;charset=utf-8" }), `${stem}.render.mmd`);
         return;
       }

@@ -92,7 +92,7 @@
   // ---- drawing ---------------------------------------------------------------------------------
   function readScene() {
     const el = document.getElementById("canvas-scene");
-    return el ? JSON.parse(el.textContent) : null;
+    return el ? memvizDraw.normalize(JSON.parse(el.textContent)) : null;
   }
   async function fontsFor(sc) {
     if (!document.fonts || !document.fonts.load) return;
@@ -157,6 +157,7 @@
     if (window.memvizNav) memvizNav.drawn(svg, model);
     Object.assign(timings, { layout: t1 - t0, insert: t2 - t1, view: performance.now() - t2 });
     document.body.dataset.renderTimings = JSON.stringify(timings, (k, v) => (typeof v === "number" ? Math.round(v) : v));
+    document.body.dataset.renderedAt = String(Math.round(performance.now()));
     document.body.dataset.canvasRendered = "ok";
     document.body.dataset.renderCount = String(renderCount);
     document.body.dataset.drawnNodes = String(model.leaves.size);
@@ -245,7 +246,7 @@
     const script = box.querySelector("script[id$='-scene']");
     const host = box.querySelector(".mermaid-host");
     if (!script || !host) return;
-    const sc = JSON.parse(script.textContent);
+    const sc = memvizDraw.normalize(JSON.parse(script.textContent));
     const drawn = memvizDraw.draw(sc, { collapsed: new Set(), title: box.dataset.title || "revision", idPrefix: "rev" + index });
     host.innerHTML = drawn.svg;
     const svg = host.querySelector("svg");
@@ -370,8 +371,15 @@
     if (note) note.hidden = live.dataset.hash === ed.dataset.hash;
   }
 
+  // Draw as soon as a new diagram is in (afterSwap), not after htmx settles: an edit's answer
+  // shows ~one settle earlier. onLoad stays for content htmx loads in other ways.
+  function renderIfNew() {
+    const diagram = diagramEl();
+    if (diagram && !diagram.dataset.drawn) { diagram.dataset.drawn = "1"; render(); }
+  }
+  document.addEventListener("htmx:afterSwap", renderIfNew);
   htmx.onLoad((elt) => {
-    if (elt.id === "diagram" || elt.id === "editor") render();
+    if (elt.id === "diagram" || elt.id === "editor") renderIfNew();
     if (elt.id === "editor") { const live = document.getElementById("live"); if (live) live.dataset.hash = elt.dataset.hash; }
     if (elt.id === "live" || elt.id === "editor") staleCheck();
   });
@@ -383,7 +391,7 @@
   };
   function start() {
     bindDiagram();
-    render();
+    renderIfNew();
     document.querySelectorAll(".static-diagram").forEach(renderStatic);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();
