@@ -272,6 +272,14 @@
         `<text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
     });
     // edges
+    const groupParent = new Map(scene.groups.map((g) => [g.id, g.parent]));
+    const groupsOf = (id) => {
+      const leaf = leaves.get(id);
+      const out = [];
+      let g = leaf ? (leaf.node ? leaf.node.group : groupParent.get(id)) : groupParent.get(id);
+      for (let guard = 0; g && guard < 100; g = groupParent.get(g), guard++) out.push(g);
+      return out;
+    };
     const edgeParts = [], labelParts = [];
     edges.forEach(({ a, b, e, k }, index) => {
       const ba = boxes.get(a), bb = boxes.get(b);
@@ -285,9 +293,15 @@
       const kind = /^thick/.test(e.kind) ? "thick" : /^dotted/.test(e.kind) ? "dotted" : "normal";
       edgeParts.push(`<path class="edge edge-${kind}" d="${basis(pts)}"${ms ? ` marker-start="url(#${idPrefix}-${ms}-start)"` : ""}${me ? ` marker-end="url(#${idPrefix}-${me}-end)"` : ""}${e.css ? ` style="${esc(e.css)}"` : ""} data-edge="${k}"/>`);
       if (e.label) {
+        // the label sits on the part of the edge outside any group box only one end is in, so
+        // it never covers that group's title
+        const outer = (id, other) => groupsOf(id).find((g) => !groupsOf(other).includes(g));
+        const ga = outer(a, b), gb = outer(b, a);
+        const p0 = ga && boxes.get(ga) ? clip(boxes.get(ga), pts[1] || pts[0]) : pts[0];
+        const p1 = gb && boxes.get(gb) ? clip(boxes.get(gb), pts[pts.length - 2] || pts[0]) : pts[pts.length - 1];
         const mid = pts[Math.floor(pts.length / 2)];
-        const cx = route.length ? mid[0] : (pts[0][0] + pts[pts.length - 1][0]) / 2;
-        const cy = route.length ? mid[1] : (pts[0][1] + pts[pts.length - 1][1]) / 2;
+        const cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
+        const cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
         const m = measure([e.label]);
         labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
       }

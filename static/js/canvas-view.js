@@ -115,6 +115,8 @@
     function drawViewBox() {
       if (!miniView) return;
       const r = visibleRect();
+      // only worth its corner while part of the drawing is off screen
+      minimapHost.hidden = r.x <= 0 && r.y <= 0 && r.x + r.w >= model.width && r.y + r.h >= model.height;
       miniView.setAttribute("x", r.x); miniView.setAttribute("y", r.y);
       miniView.setAttribute("width", Math.max(r.w, 0)); miniView.setAttribute("height", Math.max(r.h, 0));
     }
