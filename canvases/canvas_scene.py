@@ -26,6 +26,8 @@ CSS_PROPERTY = re.compile(
     r"|fill-opacity|stroke-opacity|font-size)$"
 )
 CSS_VALUE = re.compile(r"^[#\w\s.,%()+-]{1,60}$")
+CSS_FUNCTION = re.compile(r"([a-z-]*)\(")
+COLOUR_FUNCTIONS = {"rgb", "rgba", "hsl", "hsla"}
 CLASS_SUFFIX = re.compile(r":::([\w-]+)")
 STATUS_PROPERTIES = {"fill", "stroke", "color", "stroke-dasharray", "stroke-width"}
 HHMM = re.compile(r"T(\d\d:\d\d)")
@@ -37,7 +39,8 @@ def safe_css(declarations: str) -> str:
     for part in declarations.replace(";", ",").split(","):
         name, sep, value = part.partition(":")
         name, value = name.strip().lower(), value.strip().removesuffix("!important").strip()
-        if sep and CSS_PROPERTY.match(name) and CSS_VALUE.match(value) and "url" not in value:
+        functions = set(CSS_FUNCTION.findall(value.lower()))
+        if sep and CSS_PROPERTY.match(name) and CSS_VALUE.match(value) and functions <= COLOUR_FUNCTIONS:
             kept.append(f"{name}:{value}")
     # stroke-dasharray values are written "4 3" or "4,3": the split above took the comma form
     return ";".join(kept)
@@ -132,9 +135,11 @@ def auto_groups(nodes: list[dict], groups: list[dict]) -> list[dict]:
         if len(members) <= AUTO_GROUP_OVER:
             continue
         count = math.ceil(len(members) / AUTO_GROUP_SIZE)
-        size = math.ceil(len(members) / count)
+        base, extra = divmod(len(members), count)
+        start = 0
         for k in range(count):
-            chunk = members[k * size : (k + 1) * size]
+            chunk = members[start : start + base + (k < extra)]
+            start += len(chunk)
             group_id = f"~{k + 1}" if parent is None else f"~{parent}~{k + 1}"
             when = _time_range(chunk)
             title = f"{chunk[0]['id']} … {chunk[-1]['id']}" + (f" · {when}" if when else "")

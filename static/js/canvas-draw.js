@@ -261,6 +261,7 @@
     const model = { leaves, blocks, edges, boxes, width: placed.width, height: placed.height, scene };
     sortByPosition(model);
     const parts = [];
+    const titleParts = [];
     // groups (outermost first, so nested boxes paint above their parents)
     const depth = (b) => { let d = 0; for (let g = b.group; g && g.parent; g = scene.groups.find((x) => x.id === g.parent)) d++; return d; };
     [...blocks.values()].filter((b) => b.group).sort((p, q) => depth(p) - depth(q)).forEach((b) => {
@@ -268,8 +269,9 @@
       if (!box) return;
       const g = b.group;
       const cls = g.auto ? "cluster auto" : "cluster";
-      parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` style="${esc(shapeCss(g.css))}"` : ""}/>` +
-        `<text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
+      parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` style="${esc(shapeCss(g.css))}"` : ""}/></g>`);
+      // titles go above the edges (with a halo), so an edge into the group never hides one
+      titleParts.push(`<g class="${cls}"><text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
     });
     // edges
     const groupParent = new Map(scene.groups.map((g) => [g.id, g.parent]));
@@ -306,7 +308,7 @@
         labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
       }
     });
-    parts.push(`<g class="edges">${edgeParts.join("")}</g>`, `<g class="edge-labels">${labelParts.join("")}</g>`);
+    parts.push(`<g class="edges">${edgeParts.join("")}</g>`, `<g class="cluster-titles">${titleParts.join("")}</g>`, `<g class="edge-labels">${labelParts.join("")}</g>`);
     // nodes, in reading order (that is also the Tab order)
     const nodeParts = [];
     model.labels = new Map();
