@@ -269,7 +269,7 @@
       if (!box) return;
       const g = b.group;
       const cls = g.auto ? "cluster auto" : "cluster";
-      parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` style="${esc(shapeCss(g.css))}"` : ""}/></g>`);
+      parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` data-css="${esc(shapeCss(g.css))}"` : ""}/></g>`);
       // titles go above the edges (with a halo), so an edge into the group never hides one
       titleParts.push(`<g class="${cls}"><text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
     });
@@ -293,7 +293,7 @@
       const pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
       const [ms, me] = MARKERS[e.kind] || MARKERS.arrow;
       const kind = /^thick/.test(e.kind) ? "thick" : /^dotted/.test(e.kind) ? "dotted" : "normal";
-      edgeParts.push(`<path class="edge edge-${kind}" d="${basis(pts)}"${ms ? ` marker-start="url(#${idPrefix}-${ms}-start)"` : ""}${me ? ` marker-end="url(#${idPrefix}-${me}-end)"` : ""}${e.css ? ` style="${esc(e.css)}"` : ""} data-edge="${k}"/>`);
+      edgeParts.push(`<path class="edge edge-${kind}" d="${basis(pts)}"${ms ? ` marker-start="url(#${idPrefix}-${ms}-start)"` : ""}${me ? ` marker-end="url(#${idPrefix}-${me}-end)"` : ""}${e.css ? ` data-css="${esc(e.css)}"` : ""} data-edge="${k}"/>`);
       if (e.label) {
         // the label sits on the part of the edge outside any group box only one end is in, so
         // it never covers that group's title
@@ -319,11 +319,11 @@
       const cls = n ? n.cls.join(" ") : `mvz_${leaf.key}`;
       const css = n ? n.css : "";
       const name = n ? `${n.id}: ${n.lines.join(", ")}` : `group ${leaf.group.title || leaf.id}, collapsed, ${leaf.lines[1]}`;
-      const shape = shapeSvg(leaf.shape, box.w, box.h) + (css ? ` style="${esc(shapeCss(css))}"` : "") + "/>";
+      const shape = shapeSvg(leaf.shape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
       const textCss = textColour(css);
       const summary = leaf.summary ? ` data-group="${esc(id)}"` : "";
       nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
-      model.labels.set(id, labelSvg(leaf.lines, "label").replace('class="label"', `class="label"${textCss ? ` style="${esc(textCss)}"` : ""}`));
+      model.labels.set(id, labelSvg(leaf.lines, "label").replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
     }
     parts.push(`<g class="nodes">${nodeParts.join("")}</g>`);
     const title = esc(options.title || "canvas");
@@ -349,5 +349,17 @@
     return scene;
   }
 
-  window.memvizDraw = { normalize, draw, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
+  // The agent's styles are set through the CSSOM, never as style attributes in markup, so a
+  // Content-Security-Policy without 'unsafe-inline' styles still shows them.
+  function applyCss(root) {
+    for (const el of root.querySelectorAll("[data-css]")) {
+      for (const decl of el.dataset.css.split(";")) {
+        const at = decl.indexOf(":");
+        if (at > 0) el.style.setProperty(decl.slice(0, at).trim(), decl.slice(at + 1).trim());
+      }
+      el.removeAttribute("data-css");
+    }
+  }
+
+  window.memvizDraw = { applyCss, normalize, draw, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
 })();

@@ -37,6 +37,7 @@
         const b = model.boxes.get(id);
         if (!everywhere && (b.x + b.w / 2 < r.x - mx || b.x - b.w / 2 > r.x + r.w + mx || b.y + b.h / 2 < r.y - my || b.y - b.h / 2 > r.y + r.h + my)) continue;
         g.insertAdjacentHTML("beforeend", model.labels.get(id));
+        memvizDraw.applyCss(g);
         labelled.add(id);
       }
     }
@@ -95,9 +96,10 @@
         if (box) parts.push(`<rect class="mm-node mvz_${leaf.key}" x="${box.x - box.w / 2}" y="${box.y - box.h / 2}" width="${box.w}" height="${box.h}"/>`);
       }
       const stroke = Math.max(W, H) / 100;
-      minimapHost.innerHTML = `<svg viewBox="${-stroke} ${-stroke} ${W + 2 * stroke} ${H + 2 * stroke}" preserveAspectRatio="xMidYMid meet" aria-hidden="true">${parts.join("")}<rect class="mm-view" style="stroke-width:${stroke}"/></svg>`;
+      minimapHost.innerHTML = `<svg viewBox="${-stroke} ${-stroke} ${W + 2 * stroke} ${H + 2 * stroke}" preserveAspectRatio="xMidYMid meet" aria-hidden="true">${parts.join("")}<rect class="mm-view"/></svg>`;
       mini = minimapHost.querySelector("svg");
       miniView = minimapHost.querySelector(".mm-view");
+      miniView.style.strokeWidth = stroke;
       minimapHost.hidden = false;
       let dragging = false;
       const jump = (ev) => {
@@ -129,7 +131,7 @@
       zoomIn: () => pz.zoomIn(), zoomOut: () => pz.zoomOut(),
       state: () => ({ k: scale(), pan: pz.getPan() }),
       restore: (s) => { pz.zoom(s.k); pz.pan(s.pan); lod(); labels(); drawViewBox(); },
-      labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); labelled.add(id); } },
+      labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); memvizDraw.applyCss(g); labelled.add(id); } },
       destroy: () => { destroyed = true; cancelAnimationFrame(frame); try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
       READABLE_PX,
     };

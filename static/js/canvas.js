@@ -140,6 +140,7 @@
     model = drawn.model;
     host.innerHTML = drawn.svg;
     const svg = host.querySelector("svg");
+    memvizDraw.applyCss(svg);
     const t2 = performance.now();
     view = memvizView.attach(svg, model, $("#diagram .minimap"));
     diagram.dataset.collapsed = [...collapsed].join(",");
@@ -250,8 +251,15 @@
     const drawn = memvizDraw.draw(sc, { collapsed: new Set(), title: box.dataset.title || "revision", idPrefix: "rev" + index });
     host.innerHTML = drawn.svg;
     const svg = host.querySelector("svg");
+    for (const [id, label] of drawn.model.labels) {
+      const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+      if (g) g.insertAdjacentHTML("beforeend", label);
+    }
+    memvizDraw.applyCss(svg);
     svg.setAttribute("viewBox", `-8 -8 ${drawn.model.width + 16} ${drawn.model.height + 16}`);
-    svg.setAttribute("height", Math.min(drawn.model.height + 16, 900));
+    svg.setAttribute("width", drawn.model.width + 16);
+    svg.setAttribute("height", drawn.model.height + 16);
+    svg.classList.add("static");
     for (const kind of ["added", "changed", "removed"]) {
       for (const id of (box.dataset[kind] || "").split(",").filter(Boolean)) {
         const g = host.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
