@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   const READABLE_PX = 11; // smallest on-screen label size the default view accepts
-  const LABELS_FROM_PX = 4; // below this labels are not painted at all (boxes only)
+  const LABELS_FROM_PX = 6; // below this labels are not painted at all (boxes only)
   const MAX_FIT = 1.2;
   const LABEL_ALL_UP_TO = 150; // smaller drawings get every label at once
 

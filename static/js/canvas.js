@@ -11,6 +11,7 @@
   let collapsed = new Set();
   let savedView = null;
   let focusOnRender = null;
+  let knownGroups = null;
   // Selection order matters: merge keeps the first, an edge goes from the first to the second.
   let selection = [];
 
@@ -116,7 +117,14 @@
     document.body.dataset.canvasRendered = "pending";
     const fromUrl = urlCollapsed();
     const known = new Set(scene.groups.map((g) => g.id));
-    collapsed = fromUrl ? new Set(fromUrl.filter((g) => known.has(g))) : defaultCollapsed(scene);
+    if (fromUrl) collapsed = new Set(fromUrl.filter((g) => known.has(g)));
+    else if (knownGroups) {
+      // a re-render (an edit, the agent writing): what the user opened stays open; groups that
+      // are new since the last drawing start as the overview would have them
+      const fresh = defaultCollapsed(scene);
+      collapsed = new Set([...known].filter((g) => (knownGroups.has(g) ? collapsed.has(g) : fresh.has(g))));
+    } else collapsed = defaultCollapsed(scene);
+    knownGroups = known;
     const deep = renderCount === 0 ? hashNode() : null; // a deep link counts on arrival only
     if (deep && !focusOnRender) focusOnRender = { id: deep, open: !$("#node-panel .node-detail") };
     if (focusOnRender) for (const g of groupPath(scene, focusOnRender.id)) collapsed.delete(g);
