@@ -113,6 +113,12 @@ def flat(text: str) -> str:
     )
 
 
+def size_of(name: str) -> int:
+    """Nodes of a generated canvas from its file name (the flat one is numbered one higher)."""
+    number = int(name.split("-", 1)[0])
+    return number - 1 if "flat" in name else number
+
+
 def canvases(sizes: list[int]) -> dict[str, str]:
     from canvases.mermaid.samples import sample_canvas
 
@@ -335,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             for name, text in texts.items():
-                n = int(name[:3]) - (1 if "flat" in name else 0)
+                n = size_of(name)
                 # quick: the floors of the nested canvases only (bare mermaid is most of the time)
                 bare = not args.quick or "nested" in name
                 rows.append(measure(browser, server, name, text, runs, bare, args.quick))
@@ -350,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     print(head)
     failures = []
     for r in rows:
-        n = int(r["name"][:3]) - (1 if "flat" in r["name"] else 0)
+        n = size_of(r["name"])
         label = f"{n} {'flat' if 'flat' in r['name'] else 'nested'}"
         print(
             f"{label:<13}{fmt_ms(r['default']):>9} ({r['drawn_default']:>3}){fmt_ms(r['expanded']):>11}{fmt_ms(r['bare']):>10}{ratio(r['expanded'], r['bare']):>8}"

@@ -7,6 +7,7 @@
   const LABELS_FROM_PX = 6; // below this labels are not painted at all (boxes only)
   const MAX_FIT = 1.2;
   const LABEL_ALL_UP_TO = 150; // smaller drawings get every label at once
+  const MOTION_IDLE_MS = 180;
 
   function attach(svg, model, minimapHost) {
     const fontSize = memvizDraw.FONT_SIZE;
@@ -19,7 +20,16 @@
       onZoom: changed, onPan: changed,
     });
     let destroyed = false;
+    // While the view moves, edges lose their dashes and arrowheads and shapes their
+    // anti-aliasing: on 1000 nodes dashed, marked edges were most of a frame (measured 2-4x).
+    let idle = 0;
+    function moving() {
+      svg.classList.add("moving");
+      clearTimeout(idle);
+      idle = setTimeout(() => svg.classList.remove("moving"), MOTION_IDLE_MS);
+    }
     function changed() {
+      if (!destroyed) moving();
       if (frame || destroyed) return;
       frame = requestAnimationFrame(() => { frame = 0; if (destroyed) return; lod(); labels(); drawViewBox(); listeners.forEach((f) => f()); });
     }
@@ -56,7 +66,7 @@
       const v = viewport();
       pz.zoom(k);
       pz.pan({ x: v.w / 2 - cx * k, y: v.h / 2 - cy * k });
-      lod(); labels(); drawViewBox();
+      lod(); labels(); drawViewBox(); moving();
     }
     // Fit a box with labels at least READABLE_PX tall; if it cannot fit, centre `centre` instead.
     function showBox(box, centre) {
