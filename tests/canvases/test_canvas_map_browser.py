@@ -16,7 +16,6 @@ from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-os.environ["DJANGO_ALLOWED_HOSTS"] = "*"
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 REPO = Path(__file__).resolve().parents[2]
@@ -105,7 +104,7 @@ def test_a_big_flat_canvas_opens_as_a_readable_overview_around_the_doing_node(li
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 8)
     after = page.evaluate("memvizCanvas.view().visibleRect()")
     assert abs(after["y"] - before["y"]) > 10
-    page.evaluate("memvizCanvas.reveal(arguments[0], {open: false})".replace("arguments[0]", repr(newest["id"])))
+    page.evaluate("(id) => memvizCanvas.reveal(id, {open: false})", newest["id"])
     shot(page, "canvas-overview-1000.png")
     assert not page.errors  # type: ignore[attr-defined]
 
