@@ -75,7 +75,7 @@ ZOOM = """async ([viewKind, steps]) => {
   if (viewKind === "memviz") {
     const view = memvizCanvas.view(), model = memvizCanvas.model();
     const start = view.scale(), end = Math.min(start, 0.5 * Math.min(1400 / model.width, 900 / model.height));
-    apply = (k, cx, cy) => view.setView(k, cx, cy);
+    apply = (k, cx, cy) => view.gestureTo(k, cx, cy);
     var from = start, to = end, cx = model.width / 2, cy = model.height / 2;
   } else {
     const svg = document.querySelector("#h svg");

@@ -28,8 +28,9 @@
       clearTimeout(idle);
       idle = setTimeout(() => svg.classList.remove("moving"), MOTION_IDLE_MS);
     }
+    let quiet = false; // a view set by the page (default view, focus), not a user's gesture
     function changed() {
-      if (!destroyed) moving();
+      if (!destroyed && !quiet) moving();
       if (frame || destroyed) return;
       frame = requestAnimationFrame(() => { frame = 0; if (destroyed) return; lod(); labels(); drawViewBox(); listeners.forEach((f) => f()); });
     }
@@ -62,11 +63,13 @@
       const k = scale(), p = pz.getPan(), v = viewport();
       return { x: -p.x / k, y: -p.y / k, w: v.w / k, h: v.h / k };
     }
-    function setView(k, cx, cy) {
+    function setView(k, cx, cy, gesture) {
       const v = viewport();
+      quiet = !gesture;
       pz.zoom(k);
       pz.pan({ x: v.w / 2 - cx * k, y: v.h / 2 - cy * k });
-      lod(); labels(); drawViewBox(); moving();
+      quiet = false;
+      lod(); labels(); drawViewBox();
     }
     // Fit a box with labels at least READABLE_PX tall; if it cannot fit, centre `centre` instead.
     function showBox(box, centre) {
@@ -116,7 +119,7 @@
         const pt = mini.createSVGPoint();
         pt.x = ev.clientX; pt.y = ev.clientY;
         const p = pt.matrixTransform(mini.getScreenCTM().inverse());
-        setView(scale(), p.x, p.y);
+        setView(scale(), p.x, p.y, true);
         listeners.forEach((f) => f());
       };
       mini.addEventListener("pointerdown", (ev) => { dragging = true; mini.setPointerCapture(ev.pointerId); jump(ev); });
@@ -140,7 +143,9 @@
       onChange: (f) => listeners.push(f),
       zoomIn: () => pz.zoomIn(), zoomOut: () => pz.zoomOut(),
       state: () => ({ k: scale(), pan: pz.getPan() }),
-      restore: (s) => { pz.zoom(s.k); pz.pan(s.pan); lod(); labels(); drawViewBox(); },
+      restore: (s) => { quiet = true; pz.zoom(s.k); pz.pan(s.pan); quiet = false; lod(); labels(); drawViewBox(); },
+      // what a wheel or drag step does (the benchmark's zoom goes through here)
+      gestureTo: (k, cx, cy) => setView(k, cx, cy, true),
       labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); memvizDraw.applyCss(g); labelled.add(id); } },
       destroy: () => { destroyed = true; cancelAnimationFrame(frame); try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
       READABLE_PX,
