@@ -9,7 +9,7 @@ APT_TEST_PACKAGES := chromium redis-server postgresql fonts-noto-cjk
 run: setup
 	$(BIN)/python manage.py run
 
-setup: $(VENV)/.installed static/vendor/.installed
+setup: $(VENV)/.installed static/vendor/.installed staticfiles/staticfiles.json
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -21,6 +21,11 @@ static/vendor/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	$(BIN)/python scripts/vendor_assets.py
 	touch $@
+
+# Hashed, brotli/gzip-compressed copies of static/ that WhiteNoise serves (memviz/settings.py),
+# made again whenever a file under static/ changes.
+staticfiles/staticfiles.json: $(VENV)/.installed static/vendor/.installed $(shell find static -type f -not -path 'static/vendor/*' 2>/dev/null)
+	$(BIN)/python manage.py collectstatic --noinput --clear -v0
 
 # System packages the tests drive for real (Debian; the tests run as root on a fresh machine).
 test-deps:
@@ -44,4 +49,4 @@ bench-quick: setup
 	scripts/run_benches.sh --quick
 
 clean:
-	rm -rf $(VENV) node_modules static/vendor var
+	rm -rf $(VENV) node_modules static/vendor staticfiles var

@@ -126,11 +126,6 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
-STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise serves from the finders; it only needs the folder
-WHITENOISE_USE_FINDERS = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
@@ -185,3 +180,27 @@ MEMVIZ_STREAM_MAX_EVENT_BYTES = int(os.environ.get("MEMVIZ_STREAM_MAX_EVENT_BYTE
 # Quiet time that ends a burst of file events before the watcher ingests it.
 MEMVIZ_WATCH_STEP_MS = int(os.environ.get("MEMVIZ_WATCH_STEP_MS", 30))
 # --- end live -------------------------------------------------------------------------------
+
+# --- static files (issue 12): hashed names, brotli/gzip copies, long cache lifetimes ----------
+# `manage.py collectstatic` (a step of `make setup`) writes every file of static/ under a
+# content-hashed name with .br and .gz copies into STATIC_ROOT; WhiteNoise serves them
+# (under daphne too) with `Cache-Control: max-age=315360000, public, immutable`, and picks the
+# compressed copy the browser accepts. With MEMVIZ_DEBUG the templates name the source files and
+# WhiteNoise serves them from static/ as they are edited.
+STATIC_URL = "/static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    # the hashed copies, for servers that serve through the finders (pytest-django's live_server)
+    "memviz.static_finders.CollectedFilesFinder",
+]
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+# --- end static files -----------------------------------------------------------------------

@@ -18,7 +18,14 @@ STATUS_STYLES = {
     "todo": "fill:#eef2f7,stroke:#7b8794,color:#1f2933",
     "paused": "fill:#ece6f5,stroke:#7d5ba6,color:#2f2140,stroke-dasharray:4 3",
     "blocked": "fill:#fde2e2,stroke:#c0392b,color:#5a1a12",
+    # a status word outside the vocabulary (`进行中`), and a node with no status at all
+    "other": "fill:#ffffff,stroke:#57606a,color:#1f2328,stroke-dasharray:2 2",
+    "none": "fill:#ffffff,stroke:#8c959f,color:#57606a",
 }
+# Subgraphs: neutral grey-blue, unlike any status (mermaid's default cluster yellow read as "doing").
+GROUP_CLASS = f"{STATUS_CLASS_PREFIX}group"
+GROUP_STYLE = "fill:#f6f8fa,stroke:#6e7781,color:#24292f,stroke-width:1px"
+URGENCY = ("blocked", "doing", "paused", "todo", "done", "other", "none")
 NOT_ID_CHARS = re.compile(r"[^\w-]")
 REMOVED_FOR_MERMAID = ("meta", "meta_broken", "fence")
 
@@ -140,19 +147,25 @@ def _summary_node(doc: Canvas, sub: Subgraph, hidden: dict[str, str]) -> str:
     return f'{node_id}[["{label}"]]'
 
 
+def status_key(status: str | None) -> str:
+    """The style a status gets: its own for the vocabulary, "other" for any word, "none"."""
+    if not status:
+        return "none"
+    return status if status in STATUS_VOCABULARY else "other"
+
+
 def _status_lines(doc: Canvas, hidden: dict[str, str]) -> list[str]:
-    groups: dict[str, list[str]] = {status: [] for status in STATUS_VOCABULARY}
+    groups: dict[str, list[str]] = {key: [] for key in STATUS_STYLES}
     for node in doc.nodes.values():
-        if node.id not in hidden and node.fields.status in groups:
-            groups[node.fields.status].append(node.id)
+        if node.id not in hidden:
+            groups[status_key(node.fields.status)].append(node.id)
     for root in sorted(set(hidden.values())):
-        statuses = [
-            doc.nodes[n].fields.status for n, r in hidden.items() if r == root and n in doc.nodes
-        ]
-        for status in ("blocked", "doing", "paused", "todo", "done"):
-            if status in statuses:
-                groups[status].append(root)
-                break
+        keys = {
+            status_key(doc.nodes[n].fields.status)
+            for n, r in hidden.items()
+            if r == root and n in doc.nodes
+        }
+        groups[next((k for k in URGENCY if k in keys), "none")].append(root)
     # memviz's own class names: the page's legend holds whatever classDefs the agent wrote
     # (an agent's "doing" may be blue in one canvas, yellow in the next); ours come last and win.
     lines: list[str] = []
@@ -161,4 +174,9 @@ def _status_lines(doc: Canvas, hidden: dict[str, str]) -> list[str]:
             continue
         lines.append(f"classDef {STATUS_CLASS_PREFIX}{status} {STATUS_STYLES[status]}")
         lines.append(f"class {','.join(ids)} {STATUS_CLASS_PREFIX}{status}")
+    shown = [sub.id for sub in doc.subgraphs if sub.id not in hidden and sub.id not in hidden.values()]
+    shown = [sid for sid in shown if not NOT_ID_CHARS.search(sid)]
+    if shown:
+        lines.append(f"classDef {GROUP_CLASS} {GROUP_STYLE}")
+        lines.append(f"class {','.join(shown)} {GROUP_CLASS}")
     return lines

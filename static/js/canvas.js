@@ -1,47 +1,44 @@
-// Renders the canvas with mermaid.js, adds pan/zoom, opens the node panel on click, and drives
-// the editing UI: node selection, the op forms (htmx), keyboard shortcuts, revision diagrams.
+// The canvas page: draws the scene (canvas-draw.js), keeps the map (canvas-view.js), opens the
+// node panel, keeps collapsed groups and the open node in the URL, and drives the editing UI:
+// node selection, the op forms (htmx), keyboard shortcuts. Revision pages draw before/after.
 (function () {
   "use strict";
-  mermaid.initialize({
-    startOnLoad: false,
-    securityLevel: "strict",
-    maxTextSize: 2000000,
-    maxEdges: 20000,
-    flowchart: { htmlLabels: true, useMaxWidth: false },
-  });
-
+  const SMALL_CANVAS = 40; // up to this many nodes a canvas opens fully expanded (selectors.OVERVIEW_NODES)
   let renderCount = 0;
-  let panZoom = null;
+  let view = null;
+  let model = null;
+  let scene = null;
+  let collapsed = new Set();
   let savedView = null;
+  let focusOnRender = null;
+  let knownGroups = null;
   // Selection order matters: merge keeps the first, an edge goes from the first to the second.
   let selection = [];
 
-  function nodeIdOf(el, known) {
-    if (el.dataset && el.dataset.id && known.has(el.dataset.id)) return el.dataset.id;
-    // mermaid ids look like "<render id>-flowchart-<nodeId>-<n>" (older: "flowchart-<nodeId>-<n>")
-    const m = /(?:^|-)flowchart-(.+)-\d+$/.exec(el.id || "");
-    if (m && known.has(m[1])) return m[1];
-    return null;
-  }
+  const $ = (sel, root) => (root || document).querySelector(sel);
+  const diagramEl = () => document.getElementById("diagram");
+  const hostEl = () => $("#diagram .mermaid-host");
 
-  function knownNodes() {
-    return new Set([...document.querySelectorAll(".node-list li[data-node]")].map((li) => li.dataset.node));
-  }
-
+  // Only the nodes whose state changes are touched: on 1000 nodes a pass over every node and
+  // list item took ~45 ms of each click.
+  let shownSelection = [];
   function showSelection() {
-    const known = knownNodes();
-    selection = selection.filter((id) => known.has(id));
-    document.querySelectorAll(".mermaid-host g.node.selected").forEach((g) => g.classList.remove("selected"));
-    document.querySelectorAll(".node-list li.selected").forEach((li) => li.classList.remove("selected"));
-    document.querySelectorAll("#diagram g.node").forEach((g) => {
-      if (selection.includes(g.dataset.memvizId)) g.classList.add("selected");
-    });
-    document.querySelectorAll(".node-list li[data-node]").forEach((li) => {
-      const on = selection.includes(li.dataset.node);
-      li.classList.toggle("selected", on);
-      const box = li.querySelector("input.node-select");
-      if (box) box.checked = on;
-    });
+    if (scene) {
+      if (!scene.ids) scene.ids = new Set(scene.nodes.map((n) => n.id));
+      selection = selection.filter((id) => scene.ids.has(id));
+    }
+    for (const id of new Set([...shownSelection, ...selection])) {
+      const on = selection.includes(id);
+      const key = CSS.escape(id);
+      document.querySelectorAll(`#diagram g.node[data-memviz-id="${key}"]`).forEach((g) => g.classList.toggle("selected", on));
+      const li = document.querySelector(`.node-list li[data-node="${key}"]`);
+      if (li) {
+        li.classList.toggle("selected", on);
+        const box = li.querySelector("input.node-select");
+        if (box) box.checked = on;
+      }
+    }
+    shownSelection = [...selection];
     const list = document.getElementById("selection-list");
     if (list) list.textContent = selection.length ? selection.join(", ") : "none";
     document.body.dataset.selection = selection.join(",");
@@ -53,122 +50,232 @@
     showSelection();
   }
 
-  function openNode(diagram, id) {
-    const url = diagram.dataset.nodeUrl.replace("__NODE__", encodeURIComponent(id));
-    htmx.ajax("GET", url, { target: "#node-panel", swap: "innerHTML" });
-    selection = [id];
-    showSelection();
-    history.replaceState(null, "", "#node=" + encodeURIComponent(id));
+  // ---- URL state: ?collapsed=a,b (absent: the default overview) and #node=<id> -----------------
+  function urlCollapsed() {
+    const params = new URLSearchParams(location.search);
+    if (!params.has("collapsed")) return null;
+    return params.get("collapsed").split(",").filter(Boolean);
+  }
+  function writeUrl() {
+    const params = new URLSearchParams(location.search);
+    params.set("collapsed", [...collapsed].join(","));
+    const hash = selection.length === 1 ? "#node=" + encodeURIComponent(selection[0]) : location.hash;
+    history.replaceState(history.state, "", location.pathname + "?" + params.toString().replace(/%2C/g, ",") + hash);
+  }
+  function hashNode() {
+    const m = /#node=(.+)$/.exec(location.hash);
+    return m ? decodeURIComponent(m[1]) : null;
   }
 
-  function toggleGroup(diagram, groupId) {
-    const collapsed = new Set((diagram.dataset.collapsed || "").split(",").filter(Boolean));
-    if (collapsed.has(groupId)) collapsed.delete(groupId); else collapsed.add(groupId);
-    const url = diagram.dataset.canvasUrl + "?collapsed=" + encodeURIComponent([...collapsed].join(","));
-    htmx.ajax("GET", url, { target: "#diagram", swap: "outerHTML" });
+  // ---- what opens by default: the overview, with the groups of the current focus expanded ------
+  function focusNode(sc) {
+    const byTime = (list) => list.map((n, i) => [n.ts || "", i, n]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1])).map((x) => x[2]);
+    for (const key of ["doing", "blocked"]) {
+      const hits = byTime(sc.nodes.filter((n) => n.key === key));
+      if (hits.length) return hits[hits.length - 1];
+    }
+    const all = byTime(sc.nodes);
+    return all[all.length - 1] || null;
   }
+  function groupPath(sc, nodeId) {
+    const groups = new Map(sc.groups.map((g) => [g.id, g]));
+    const node = sc.nodes.find((n) => n.id === nodeId);
+    const path = [];
+    for (let g = node ? node.group : groups.has(nodeId) ? groups.get(nodeId).parent : null, guard = 0; g && groups.has(g) && guard < 100; g = groups.get(g).parent, guard++) path.push(g);
+    return path;
+  }
+  function defaultCollapsed(sc) {
+    if (sc.nodes.length <= SMALL_CANVAS) return new Set();
+    const ids = new Set(sc.groups.filter((g) => !g.parent || g.auto).map((g) => g.id));
+    const focus = focusNode(sc);
+    if (focus) for (const g of groupPath(sc, focus.id)) ids.delete(g);
+    return ids;
+  }
+
+  // ---- drawing ---------------------------------------------------------------------------------
+  function readScene() {
+    const el = document.getElementById("canvas-scene");
+    return el ? memvizDraw.normalize(JSON.parse(el.textContent)) : null;
+  }
+  async function fontsFor(sc) {
+    if (!document.fonts || !document.fonts.load) return;
+    const chars = new Set();
+    for (const n of sc.nodes) for (const l of n.lines) for (const ch of l) chars.add(ch);
+    for (const g of sc.groups) for (const ch of g.title || "") chars.add(ch);
+    // Never wait long: a first visit that must download font slices draws with the fallback
+    // metrics and draws again once they arrive (then they are cached for a year).
+    const loading = document.fonts.load(memvizDraw.FONT, [...chars].join("")).catch(() => null);
+    const late = await Promise.race([loading.then(() => false), new Promise((r) => setTimeout(() => r(true), FONT_WAIT_MS))]);
+    if (late) loading.then(() => { memvizDraw.resetMeasures(); if (scene === sc) { savedView = view && view.state(); drawNow(); } });
+  }
+  const FONT_WAIT_MS = 400;
 
   async function render() {
-    const diagram = document.getElementById("diagram");
+    const diagram = diagramEl();
     if (!diagram) return;
-    const host = diagram.querySelector(".mermaid-host");
-    const errorBox = diagram.querySelector(".render-error");
-    const body = JSON.parse(document.getElementById("render-body").textContent);
-    const nodeIds = knownNodes();
-    const groups = new Set((diagram.dataset.collapsed || "").split(",").filter(Boolean));
+    const host = hostEl();
+    scene = readScene();
+    if (!scene || !host) return;
     document.body.dataset.canvasRendered = "pending";
-    try {
-      const { svg, bindFunctions } = await mermaid.render("memviz-canvas-" + (++renderCount), body);
-      host.innerHTML = svg;
-      if (bindFunctions) bindFunctions(host);
-    } catch (err) {
-      host.innerHTML = "";
-      errorBox.hidden = false;
-      errorBox.textContent = "mermaid could not render this canvas: " + (err && err.message ? err.message : err) +
-        " — the node list beside it is still complete.";
-      document.body.dataset.canvasRendered = "error";
-      return;
+    const fromUrl = urlCollapsed();
+    const known = new Set(scene.groups.map((g) => g.id));
+    if (fromUrl) collapsed = new Set(fromUrl.filter((g) => known.has(g)));
+    else if (knownGroups) {
+      // a re-render (an edit, the agent writing): what the user opened stays open; groups that
+      // are new since the last drawing start as the overview would have them
+      const fresh = defaultCollapsed(scene);
+      collapsed = new Set([...known].filter((g) => (knownGroups.has(g) ? collapsed.has(g) : fresh.has(g))));
+    } else collapsed = defaultCollapsed(scene);
+    knownGroups = known;
+    const deep = renderCount === 0 ? hashNode() : null; // a deep link counts on arrival only
+    if (deep && !focusOnRender) focusOnRender = { id: deep, open: !$("#node-panel .node-detail") };
+    if (focusOnRender) for (const g of groupPath(scene, focusOnRender.id)) collapsed.delete(g);
+    const t0 = performance.now();
+    await fontsFor(scene);
+    timings.fonts = performance.now() - t0;
+    drawNow();
+  }
+  const timings = {};
+
+  function drawNow() {
+    const diagram = diagramEl();
+    const host = hostEl();
+    if (!diagram || !host || !scene) return;
+    const keep = view && (savedView || diagram.dataset.keepView === "1") ? (savedView || view.state()) : null;
+    if (view) { view.destroy(); view = null; }
+    const title = diagram.dataset.title || "canvas";
+    const t0 = performance.now();
+    const drawn = memvizDraw.draw(scene, { collapsed, title: title + " — " + scene.nodes.length + " nodes", idPrefix: "mc" + (++renderCount) });
+    const t1 = performance.now();
+    model = drawn.model;
+    host.innerHTML = drawn.svg;
+    const svg = host.querySelector("svg");
+    memvizDraw.applyCss(svg);
+    const t2 = performance.now();
+    view = memvizView.attach(svg, model, $("#diagram .minimap"));
+    diagram.dataset.collapsed = [...collapsed].join(",");
+    if (focusOnRender && model.boxes.has(focusOnRender.id)) {
+      view.focusNode(focusOnRender.id);
+      if (focusOnRender.open) openNode(focusOnRender.id, { focus: false });
+    } else if (keep) {
+      view.restore(keep);
+    } else {
+      defaultView();
     }
-    const svgEl = host.querySelector("svg");
-    svgEl.removeAttribute("style");
-    svgEl.setAttribute("width", "100%");
-    svgEl.setAttribute("height", "100%");
-    svgEl.querySelectorAll("g.node").forEach((g) => {
-      const id = nodeIdOf(g, new Set([...nodeIds, ...groups]));
-      if (!id) return;
-      g.dataset.memvizId = id;
-      g.style.cursor = "pointer";
-      if (groups.has(id)) g.classList.add("collapsed-group");
-    });
-    svgEl.addEventListener("click", (ev) => {
-      const g = ev.target.closest("g.node");
-      if (!g || !g.dataset.memvizId) return;
-      if (g.classList.contains("collapsed-group")) toggleGroup(diagram, g.dataset.memvizId);
-      else if (ev.shiftKey || ev.ctrlKey || ev.metaKey) toggleSelected(g.dataset.memvizId);
-      else openNode(diagram, g.dataset.memvizId);
-    });
-    // Clicking a subgraph title collapses it.
-    svgEl.querySelectorAll("g.cluster").forEach((c) => {
-      const id = (c.id || "").replace(/^.*?subGraph\d*-?/, "") || c.id;
-      const allGroups = (diagram.dataset.subgraphs || "").split(",");
-      const match = allGroups.find((gid) => c.id === gid || c.id.endsWith(gid) || id === gid);
-      if (!match) return;
-      const label = c.querySelector(".cluster-label");
-      if (label) {
-        label.style.cursor = "pointer";
-        label.setAttribute("title", "collapse this group");
-        label.addEventListener("click", () => toggleGroup(diagram, match));
-      }
-    });
-    if (panZoom) { try { savedView = savedView || { zoom: panZoom.getZoom(), pan: panZoom.getPan() }; panZoom.destroy(); } catch (e) { /* gone */ } }
-    panZoom = svgPanZoom(svgEl, { zoomEnabled: true, controlIconsEnabled: false, fit: true, center: true, minZoom: 0.05, maxZoom: 40, dblClickZoomEnabled: false });
-    if (savedView && diagram.dataset.keepView === "1") { panZoom.zoom(savedView.zoom); panZoom.pan(savedView.pan); }
-    else capFitZoom();
+    focusOnRender = null;
     savedView = null;
     showSelection();
+    if (window.memvizNav) memvizNav.drawn(svg, model);
+    Object.assign(timings, { layout: t1 - t0, insert: t2 - t1, view: performance.now() - t2 });
+    document.body.dataset.renderTimings = JSON.stringify(timings, (k, v) => (typeof v === "number" ? Math.round(v) : v));
+    document.body.dataset.renderedAt = String(Math.round(performance.now()));
     document.body.dataset.canvasRendered = "ok";
     document.body.dataset.renderCount = String(renderCount);
-    const m = /#node=(.+)$/.exec(location.hash);
-    if (m && !document.querySelector("#node-panel .node-detail") && !selection.length) openNode(diagram, decodeURIComponent(m[1]));
+    document.body.dataset.drawnNodes = String(model.leaves.size);
   }
 
-  // "Fit" blows a three-node canvas up to fill the box; never fit beyond 1.2x real size.
-  const MAX_FIT_SCALE = 1.2;
-  function capFitZoom() {
-    const real = panZoom.getSizes().realZoom;
-    if (real > MAX_FIT_SCALE) { panZoom.zoom(panZoom.getZoom() * MAX_FIT_SCALE / real); panZoom.center(); }
+  // Readable labels around the focus (the newest "doing" node and its neighbours) unless the
+  // whole drawing fits at a readable size.
+  function defaultView() {
+    const readable = view.READABLE_PX / memvizDraw.FONT_SIZE;
+    const host = hostEl().getBoundingClientRect();
+    const fitsAll = Math.min(host.width / model.width, host.height / model.height) >= readable;
+    const focus = focusNode(scene);
+    if (fitsAll || !focus) { view.fitAll(); return; }
+    const id = model.boxes.has(focus.id) ? focus.id : groupPath(scene, focus.id).reverse().find((g) => model.boxes.has(g));
+    const doing = [...model.leaves.values()].filter((l) => l.key === focus.key).map((l) => model.boxes.get(l.id));
+    const centre = model.boxes.get(id);
+    if (!centre) { view.fitAll(); return; }
+    // the box around the focus and the other nodes of its status near it
+    const near = doing.filter((b) => Math.abs(b.y - centre.y) < 600 && Math.abs(b.x - centre.x) < 900);
+    const xs = near.flatMap((b) => [b.x - b.w / 2, b.x + b.w / 2]), ys = near.flatMap((b) => [b.y - b.h / 2, b.y + b.h / 2]);
+    const box = near.length ? { x: Math.min(...xs), y: Math.min(...ys), w: Math.max(...xs) - Math.min(...xs), h: Math.max(...ys) - Math.min(...ys) } : { x: centre.x - centre.w / 2, y: centre.y - centre.h / 2, w: centre.w, h: centre.h };
+    view.showBox(box, centre);
   }
 
-  const DIFF_COLOURS = { added: "#2da44e", changed: "#d4a72c", removed: "#cf222e" };
+  function toggleGroup(groupId) {
+    if (collapsed.has(groupId)) collapsed.delete(groupId); else collapsed.add(groupId);
+    const before = model && model.boxes.get(groupId);
+    writeUrl();
+    savedView = null;
+    drawNow();
+    const after = model.boxes.get(groupId);
+    if (before && after) view.showBox({ x: after.x - after.w / 2, y: after.y - after.h / 2, w: after.w, h: after.h }, { x: after.x, y: after.y - after.h / 2 + Math.min(after.h / 2, 300) });
+  }
+  function setCollapsed(ids) {
+    collapsed = new Set(ids);
+    writeUrl();
+    savedView = null;
+    drawNow();
+    view.fitAll();
+  }
 
-  // Revision pages: before/after diagrams with added, changed and removed nodes coloured.
-  async function renderStatic(box) {
-    const script = box.querySelector("script[type='application/json']");
+  // Bring a node into view from anywhere (list, search, deep link): expand what hides it.
+  function reveal(id, { open = true } = {}) {
+    if (!scene) return false;
+    const path = groupPath(scene, id);
+    const hidden = path.filter((g) => collapsed.has(g));
+    if (hidden.length) { hidden.forEach((g) => collapsed.delete(g)); drawNow(); }
+    selection = [id];
+    showSelection();
+    if (!view.focusNode(id)) return false;
+    if (open) openNode(id, { focus: false });
+    writeUrl();
+    const g = hostEl().querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+    if (g) g.focus({ preventScroll: true });
+    return true;
+  }
+
+  function openNode(id, { focus = false } = {}) {
+    const diagram = diagramEl();
+    if (!diagram) return;
+    if (focus) { reveal(id, { open: true }); return; }
+    const url = diagram.dataset.nodeUrl.replace("__NODE__", encodeURIComponent(id));
+    htmx.ajax("GET", url, { source: diagram, target: "#node-panel", swap: "innerHTML" });
+    selection = [id];
+    showSelection();
+    writeUrl();
+  }
+
+  function bindDiagram() {
+    // one delegated listener for every drawing (the SVG is replaced on each render)
+    document.addEventListener("click", (ev) => {
+      const host = ev.target.closest && ev.target.closest("#diagram .mermaid-host");
+      if (!host) return;
+      const toggle = ev.target.closest("[data-toggle]");
+      if (toggle) { toggleGroup(toggle.dataset.toggle); return; }
+      const g = ev.target.closest("g.node");
+      if (!g || !g.dataset.memvizId) return;
+      if (g.dataset.group) toggleGroup(g.dataset.group);
+      else if (ev.shiftKey || ev.ctrlKey || ev.metaKey) toggleSelected(g.dataset.memvizId);
+      else openNode(g.dataset.memvizId);
+    });
+  }
+
+  // ---- revision pages: before/after drawn with added, changed and removed nodes marked ----------
+  function renderStatic(box, index) {
+    const script = box.querySelector("script[id$='-scene']");
     const host = box.querySelector(".mermaid-host");
     if (!script || !host) return;
-    try {
-      const { svg } = await mermaid.render("memviz-static-" + (++renderCount), JSON.parse(script.textContent));
-      host.innerHTML = svg;
-    } catch (err) {
-      host.textContent = "mermaid could not render this version: " + (err && err.message ? err.message : err);
-      return;
+    const sc = memvizDraw.normalize(JSON.parse(script.textContent));
+    const drawn = memvizDraw.draw(sc, { collapsed: new Set(), title: box.dataset.title || "revision", idPrefix: "rev" + index });
+    host.innerHTML = drawn.svg;
+    const svg = host.querySelector("svg");
+    for (const [id, label] of drawn.model.labels) {
+      const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+      if (g) g.insertAdjacentHTML("beforeend", label);
     }
-    const lists = {};
-    for (const kind of ["added", "changed", "removed"]) lists[kind] = new Set((box.dataset[kind] || "").split(",").filter(Boolean));
-    const all = new Set([...lists.added, ...lists.changed, ...lists.removed]);
-    host.querySelectorAll("g.node").forEach((g) => {
-      const id = nodeIdOf(g, all);
-      if (!id) return;
-      for (const kind of ["added", "changed", "removed"]) {
-        if (!lists[kind].has(id)) continue;
-        g.classList.add("diff-" + kind);
-        // mermaid writes status colours as inline !important styles: override them inline too.
-        g.querySelectorAll("rect, polygon, path, circle").forEach((shape) => {
-          shape.style.setProperty("stroke", DIFF_COLOURS[kind], "important");
-          shape.style.setProperty("stroke-width", "5px", "important");
-        });
+    memvizDraw.applyCss(svg);
+    svg.setAttribute("viewBox", `-8 -8 ${drawn.model.width + 16} ${drawn.model.height + 16}`);
+    svg.setAttribute("width", drawn.model.width + 16);
+    svg.setAttribute("height", drawn.model.height + 16);
+    svg.classList.add("static");
+    for (const kind of ["added", "changed", "removed"]) {
+      for (const id of (box.dataset[kind] || "").split(",").filter(Boolean)) {
+        const g = host.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+        if (g) g.classList.add("diff-" + kind);
       }
-    });
+    }
     box.dataset.rendered = "ok";
   }
 
@@ -206,17 +313,15 @@
     if (!has("node") && selection.length) set("node", selection[0]);
     if (!has("source") && selection.length > 0) set("source", selection[0]);
     if (!has("target") && selection.length > 1) set("target", selection[1]);
-    const diagram = document.getElementById("diagram");
+    const diagram = diagramEl();
     if (diagram && !has("collapsed")) set("collapsed", diagram.dataset.collapsed || "");
   });
 
-  htmx.on("htmx:beforeSwap", (ev) => {
+  document.addEventListener("htmx:beforeSwap", (ev) => {
     const target = ev.detail.target;
     if (target && (target.id === "editor" || target.id === "diagram")) document.body.dataset.canvasRendered = "pending";
     // Keep the pan/zoom of the diagram across an edit's re-render.
-    if (panZoom && target && target.id === "editor") {
-      try { savedView = { zoom: panZoom.getZoom(), pan: panZoom.getPan() }; } catch (e) { savedView = null; }
-    }
+    if (view && target && target.id === "editor") savedView = view.state();
   });
 
   document.addEventListener("click", (ev) => {
@@ -226,19 +331,29 @@
     if (ev.target.closest("[data-help]")) { const d = document.getElementById("shortcut-help"); if (d) d.showModal(); return; }
     const box = ev.target.closest("input.node-select");
     if (box) { toggleSelected(box.value); return; }
+    const groups = ev.target.closest("[data-groups]");
+    if (groups && scene) {
+      ev.preventDefault();
+      setCollapsed(groups.dataset.groups === "overview" ? scene.groups.filter((g) => !g.parent || g.auto).map((g) => g.id) : []);
+      return;
+    }
     const button = ev.target.closest("[data-zoom]");
-    if (!button || !panZoom) return;
+    if (!button || !view) return;
     const action = button.dataset.zoom;
-    if (action === "in") panZoom.zoomIn(); else if (action === "out") panZoom.zoomOut(); else { panZoom.resize(); panZoom.fit(); panZoom.center(); capFitZoom(); }
+    if (action === "in") view.zoomIn(); else if (action === "out") view.zoomOut(); else view.fitAll();
   });
   document.addEventListener("click", (ev) => {
-    // shift-click in the node list selects instead of opening the panel
+    // the node list: shift-click selects; a click also shows the node on the canvas
     const link = ev.target.closest(".node-list a.node-link");
-    if (link && (ev.shiftKey || ev.ctrlKey || ev.metaKey)) {
+    if (!link) return;
+    const id = link.closest("li").dataset.node;
+    if (ev.shiftKey || ev.ctrlKey || ev.metaKey) {
       ev.preventDefault();
       ev.stopPropagation();
-      toggleSelected(link.closest("li").dataset.node);
+      toggleSelected(id);
+      return;
     }
+    reveal(id, { open: false }); // htmx loads the panel from the link itself
   }, true);
 
   const SHORTCUTS = { m: "merge", a: "annotate", s: "status", e: "edit", g: "edge", t: "meta", Delete: "prune" };
@@ -256,11 +371,15 @@
     if (editing && ev.key === "Z") { submitHidden("redo"); return; }
     if (ev.key === "Escape") { selection = []; showSelection(); closeForms(); return; }
     if (ev.key === "?") { const d = document.getElementById("shortcut-help"); if (d) d.showModal(); return; }
-    if (!panZoom) return;
-    if (ev.key === "+" || ev.key === "=") panZoom.zoomIn();
-    else if (ev.key === "-") panZoom.zoomOut();
-    else if (ev.key === "0") { panZoom.resize(); panZoom.fit(); panZoom.center(); capFitZoom(); }
+    if (ev.key === "/" && document.getElementById("canvas-search")) { ev.preventDefault(); document.getElementById("canvas-search").focus(); return; }
+    if (!view) return;
+    if (ev.key === "+" || ev.key === "=") view.zoomIn();
+    else if (ev.key === "-") view.zoomOut();
+    else if (ev.key === "0") view.fitAll();
   });
+
+  window.addEventListener("hashchange", () => { const id = hashNode(); if (id && scene) reveal(id); });
+  window.addEventListener("resize", () => { if (view) view.resize(); });
 
   function staleCheck() {
     const live = document.getElementById("live");
@@ -270,14 +389,27 @@
     if (note) note.hidden = live.dataset.hash === ed.dataset.hash;
   }
 
+  // Draw as soon as a new diagram is in (afterSwap), not after htmx settles: an edit's answer
+  // shows ~one settle earlier. onLoad stays for content htmx loads in other ways.
+  function renderIfNew() {
+    const diagram = diagramEl();
+    if (diagram && !diagram.dataset.drawn) { diagram.dataset.drawn = "1"; render(); }
+  }
+  document.addEventListener("htmx:afterSwap", renderIfNew);
   htmx.onLoad((elt) => {
-    if (elt.id === "diagram" || elt.id === "editor") render();
+    if (elt.id === "diagram" || elt.id === "editor") renderIfNew();
     if (elt.id === "editor") { const live = document.getElementById("live"); if (live) live.dataset.hash = elt.dataset.hash; }
     if (elt.id === "live" || elt.id === "editor") staleCheck();
   });
-  window.memvizCanvas = { render, selection: () => [...selection], select: (ids) => { selection = [...ids]; showSelection(); } };
+  window.memvizCanvas = {
+    render, reveal, openNode, toggleGroup, setCollapsed,
+    selection: () => [...selection],
+    select: (ids) => { selection = [...ids]; showSelection(); },
+    scene: () => scene, model: () => model, view: () => view, collapsed: () => [...collapsed],
+  };
   function start() {
-    render();
+    bindDiagram();
+    renderIfNew();
     document.querySelectorAll(".static-diagram").forEach(renderStatic);
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start); else start();

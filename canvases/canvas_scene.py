@@ -1,0 +1,209 @@
+"""What the browser draws: a canvas's render-ready text read into nodes, edges and groups.
+
+The scene is derived from ``render_body(text)`` on every request (never stored), so the canvas
+stays the agent's own mermaid text. memviz's renderer (``static/js/canvas-*.js``) lays it out and
+draws it in mermaid's look; see docs/canvas-rendering.md for why it does not hand big canvases
+to mermaid.js.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from canvases.mermaid import Canvas, parse
+from canvases.mermaid.labels import decode_label, split_segments
+from canvases.mermaid.render import STATUS_CLASS_PREFIX, status_key
+from canvases.mermaid.repair import repair_text
+
+# A block (the canvas or a subgraph) with more loose nodes than this is shown as groups of
+# consecutive nodes (the order the agent wrote them, i.e. time) that expand on demand.
+AUTO_GROUP_OVER = 60
+AUTO_GROUP_SIZE = 30
+CSS_PROPERTY = re.compile(
+    r"^(fill|stroke|stroke-width|stroke-dasharray|color|font-weight|font-style|opacity"
+    r"|fill-opacity|stroke-opacity|font-size)$"
+)
+CSS_VALUE = re.compile(r"^[#\w\s.,%()+-]{1,60}$")
+CSS_FUNCTION = re.compile(r"([a-z-]*)\(")
+COLOUR_FUNCTIONS = {"rgb", "rgba", "hsl", "hsla"}
+CLASS_SUFFIX = re.compile(r":::([\w-]+)")
+STATUS_PROPERTIES = {"fill", "stroke", "color", "stroke-dasharray", "stroke-width"}
+HHMM = re.compile(r"T(\d\d:\d\d)")
+
+
+def safe_css(declarations: str) -> str:
+    """The agent's style text, limited to drawing properties (no url(), no other property)."""
+    kept = []
+    for part in declarations.replace(";", ",").split(","):
+        name, sep, value = part.partition(":")
+        name, value = name.strip().lower(), value.strip().removesuffix("!important").strip()
+        functions = set(CSS_FUNCTION.findall(value.lower()))
+        if sep and CSS_PROPERTY.match(name) and CSS_VALUE.match(value) and functions <= COLOUR_FUNCTIONS:
+            kept.append(f"{name}:{value}")
+    # stroke-dasharray values are written "4 3" or "4,3": the split above took the comma form
+    return ";".join(kept)
+
+
+def label_lines(node_label_raw: str, fallback: str) -> list[str]:
+    raw = node_label_raw or fallback
+    if len(raw) >= 2 and raw[0] == "`" and raw[-1] == "`":
+        raw = raw[1:-1]
+    return [decode_label(segment) for segment in split_segments(raw)] or [fallback]
+
+
+def _statement_text(doc: Canvas, statement: Any) -> str:
+    return doc.text[statement.start : statement.stop].strip().rstrip(";")
+
+
+def _styles(doc: Canvas) -> tuple[dict[str, str], dict[str, list[str]], dict[str, str], dict]:
+    """(classDef name -> css, node/subgraph id -> classes, id -> style, edge index -> style)."""
+    class_defs: dict[str, str] = {}
+    classes: dict[str, list[str]] = {}
+    styles: dict[str, str] = {}
+    link_styles: dict[int, str] = {}
+    for statement in doc.statements:
+        kind = statement.kind
+        if kind == "classDef":
+            parts = _statement_text(doc, statement).split(None, 2)
+            if len(parts) == 3:
+                for name in parts[1].split(","):
+                    class_defs[name] = safe_css(parts[2])
+        elif kind == "class":
+            for target in statement.ids:
+                classes.setdefault(target, []).append(statement.name)
+        elif kind == "style" and statement.ids:
+            styles[statement.ids[0]] = safe_css(statement.name)
+        elif kind == "linkStyle":
+            parts = _statement_text(doc, statement).split(None, 2)
+            if len(parts) == 3:
+                for index in parts[1].split(","):
+                    if index.isdigit():
+                        link_styles[int(index)] = safe_css(parts[2])
+        elif kind == "chain":
+            for group in statement.groups:
+                for ref in group:
+                    start = ref.shape_end if ref.shape_end > 0 else ref.id_end
+                    suffix = CLASS_SUFFIX.search(doc.text, start, ref.end)
+                    if suffix:
+                        classes.setdefault(ref.id, []).append(suffix.group(1))
+    return class_defs, classes, styles, link_styles
+
+
+def _inline_style(ids: str, class_defs: dict, classes: dict, styles: dict, *, node: bool) -> str:
+    """The agent's classDefs and style lines as inline css; memviz's status classes are CSS.
+
+    render_body gives every node a status class after the agent's own, so on a node the agent's
+    classDef colours lose to it (as in mermaid); a ``style`` line still wins.
+    """
+    css = []
+    for name in classes.get(ids, []):
+        if name in class_defs and not name.startswith(STATUS_CLASS_PREFIX):
+            css.append(_without_colours(class_defs[name]) if node else class_defs[name])
+    if ids in styles:
+        css.append(styles[ids])
+    return ";".join(c for c in css if c)
+
+
+def _without_colours(css: str) -> str:
+    return ";".join(d for d in css.split(";") if d.split(":")[0] not in STATUS_PROPERTIES)
+
+
+def _time_range(nodes: list[dict]) -> str:
+    stamps = sorted(t for n in nodes if (t := n.get("ts")))
+    if not stamps:
+        return ""
+    first, last = HHMM.search(stamps[0]), HHMM.search(stamps[-1])
+    if not first or not last:
+        return ""
+    day = stamps[0][5:10] if stamps[0][:10] == stamps[-1][:10] else ""
+    span = first.group(1) if first.group(1) == last.group(1) else f"{first.group(1)}–{last.group(1)}"
+    return f"{day} {span}".strip()
+
+
+def auto_groups(nodes: list[dict], groups: list[dict]) -> list[dict]:
+    """Consecutive runs of the loose nodes of any crowded block, as groups of their own.
+
+    Sets each chunked node's ``group`` to its new group; returns the new groups.
+    """
+    loose: dict[str | None, list[dict]] = {}
+    for node in nodes:
+        loose.setdefault(node.get("group"), []).append(node)
+    made = []
+    for parent, members in loose.items():
+        if len(members) <= AUTO_GROUP_OVER:
+            continue
+        count = math.ceil(len(members) / AUTO_GROUP_SIZE)
+        base, extra = divmod(len(members), count)
+        start = 0
+        for k in range(count):
+            chunk = members[start : start + base + (k < extra)]
+            start += len(chunk)
+            group_id = f"~{k + 1}" if parent is None else f"~{parent}~{k + 1}"
+            when = _time_range(chunk)
+            title = f"{chunk[0]['id']} … {chunk[-1]['id']}" + (f" · {when}" if when else "")
+            made.append({"id": group_id, "title": title, "parent": parent, "auto": True})
+            for node in chunk:
+                node["group"] = group_id
+    return made
+
+
+def scene_of(doc: Canvas) -> dict[str, Any]:
+    class_defs, classes, styles, link_styles = _styles(doc)
+    subgraph_ids = {sub.id for sub in doc.subgraphs}
+    nodes = []
+    for node in doc.nodes.values():
+        css = _inline_style(node.id, class_defs, classes, styles, node=True)
+        fields = node.fields
+        key = status_key(fields.status)
+        item: dict[str, Any] = {"id": node.id, "lines": label_lines(node.label_raw, node.id)}
+        # only what differs from the usual is written: a 1000-node scene is sent on every edit
+        if node.shape != "rect":
+            item["shape"] = node.shape
+        if key != "none":
+            item["key"] = key
+        if key == "other":
+            item["status"] = fields.status
+        if css:
+            item["css"] = css
+        if fields.timestamp:
+            item["ts"] = fields.timestamp
+        if node.subgraph in subgraph_ids:
+            item["group"] = node.subgraph
+        nodes.append(item)
+    groups = []
+    for sub in doc.subgraphs:
+        css = _inline_style(sub.id, class_defs, classes, styles, node=False)
+        groups.append({"id": sub.id, "title": sub.title, "parent": sub.parent, "css": css})
+    groups += auto_groups(nodes, groups)
+    edges = []
+    for index, edge in enumerate(doc.edges):
+        item = {"s": edge.source, "t": edge.target, "kind": edge.kind}
+        if edge.label:
+            item["label"] = decode_label(edge.label)
+        if index in link_styles:
+            item["css"] = link_styles[index]
+        edges.append(item)
+    return {
+        "direction": (doc.direction or "TD").upper(),
+        "nodes": nodes,
+        "edges": edges,
+        "groups": groups,
+    }
+
+
+def canvas_scene(text: str, doc: Canvas | None = None) -> dict[str, Any]:
+    """The scene of a canvas text: what ``render_body(text)`` gives mermaid.js, read directly.
+
+    The same reading of the text (a one-line literal-``\\n`` file is drawn from its repair) and
+    the same status classes, without writing and parsing the render body again. ``doc`` is
+    ``parse(text)`` when the caller has it (its label fields are then read only once).
+    """
+    if doc is None or doc.text != text:
+        doc = parse(text)
+    if doc.is_escaped_oneliner:
+        repaired = repair_text(text)
+        if repaired is not None:
+            doc = parse(repaired)
+    return scene_of(doc)

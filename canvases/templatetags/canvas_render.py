@@ -1,0 +1,39 @@
+"""Template filters of the canvas page: the scene the renderer draws, the marked raw text."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from django import template
+
+from canvases.canvas_scene import canvas_scene
+from canvases.indexing import parsed
+
+register = template.Library()
+
+
+@register.filter
+def scene(text: str) -> dict[str, Any]:
+    """The scene of a canvas (or revision) text, for ``json_script``."""
+    return _scene(text or "")
+
+
+@lru_cache(maxsize=8)
+def _scene(text: str) -> dict[str, Any]:
+    return canvas_scene(text, parsed(text))  # the page view parsed this text already
+
+
+@register.filter
+def marked_lines(text: str, problems: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """The text's lines numbered, each with the problems found on it (the broken-canvas view)."""
+    by_line: dict[int, list[str]] = {}
+    for problem in problems or []:
+        by_line.setdefault(int(problem["line"]), []).append(
+            f"col {problem['col']}: {problem['message']} ({problem['severity']})"
+        )
+    lines = (text or "").split("\n")
+    return [
+        {"number": n, "text": line.rstrip("\r"), "problems": by_line.get(n, [])}
+        for n, line in enumerate(lines, start=1)
+    ]

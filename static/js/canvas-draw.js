@@ -1,0 +1,365 @@
+// Draws a canvas scene (canvases/canvas_scene.py) as one SVG in mermaid's flowchart look: its
+// shapes, 16px labels wrapped at 200px, basis-curve edges with its arrowheads, subgraph boxes.
+// Groups the user collapsed become one summary node, as render_body does for mermaid.js.
+// memvizDraw.draw(scene, {collapsed, title}) -> {svg: string, model}; no DOM writes here.
+(function () {
+  "use strict";
+  const FONT_SIZE = 16;
+  const LINE_H = 24; // mermaid's labels: line-height 1.5
+  const WRAP = 200; // mermaid's wrappingWidth
+  const PAD_X = 15, PAD_Y = 15;
+  const FONT = `${FONT_SIZE}px "Noto Sans SC", sans-serif`;
+  const URGENCY = ["blocked", "doing", "paused", "todo", "done", "other", "none"];
+
+  // ---- text -------------------------------------------------------------------------------
+  let ctx = null;
+  const widthCache = new Map();
+  function textWidth(s) {
+    let w = widthCache.get(s);
+    if (w === undefined) {
+      if (!ctx) { ctx = document.createElement("canvas").getContext("2d"); ctx.font = FONT; }
+      w = ctx.measureText(s).width;
+      if (widthCache.size > 50000) widthCache.clear();
+      widthCache.set(s, w);
+    }
+    return w;
+  }
+  const TOKENS = /[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]|\s+|[^\s\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+/g;
+  const NO_LINE_START = /^[，。、；：！？）」』】〉》,.;:!?)\]}]$/; // punctuation that never starts a line
+  const LONG_WORD = 320; // a word up to this wide stays whole (timestamps, paths); longer ones break
+  // Lines longer than WRAP break at spaces and between CJK characters, as mermaid's labels do.
+  // Widths are summed per token (each measured once and cached), not measured per line.
+  function wrap(line) {
+    const tokens = line.match(TOKENS) || [line];
+    let total = 0;
+    for (const t of tokens) total += textWidth(t);
+    if (total <= WRAP) return [[line, total]];
+    const out = [];
+    let cur = "", w = 0;
+    // a line broken at a space keeps it at its end, so the text still reads as written
+    // (textContent, copy and paste, find) while the space adds nothing visible
+    const push = (space) => { const t = cur.trim(); if (t) out.push([t + (space || /\s$/.test(cur) ? " " : ""), textWidth(t)]); cur = ""; w = 0; };
+    for (const tok of tokens) {
+      const tw = textWidth(tok);
+      if (w + tw <= WRAP || (!cur.trim() && tw <= LONG_WORD) || NO_LINE_START.test(tok)) { cur += tok; w += tw; continue; }
+      if (/^\s+$/.test(tok)) { push(true); continue; }
+      if (tw > LONG_WORD) {
+        for (const ch of tok) { const cw = textWidth(ch); if (w + cw > WRAP) push(); cur += ch; w += cw; }
+        continue;
+      }
+      push();
+      cur = tok; w = tw;
+    }
+    push();
+    return out.length ? out : [[line, total]];
+  }
+  function measure(lines) {
+    const wrapped = [];
+    let w = 1;
+    for (const l of lines) for (const [text, width] of wrap(l)) { wrapped.push(text); w = Math.max(w, width); }
+    return { lines: wrapped, tw: Math.min(w, LONG_WORD), th: wrapped.length * LINE_H };
+  }
+
+  // ---- shapes (mermaid's classic look), centred on 0,0 ----------------------------------------
+  function shapeSize(shape, tw, th) {
+    let w = tw + 2 * PAD_X, h = th + 2 * PAD_Y;
+    switch (shape) {
+      case "stadium": w += h / 2; break;
+      case "subroutine": w += 16; break;
+      case "circle": w = h = Math.max(w, h); break;
+      case "double_circle": w = h = Math.max(w, h) + 10; break;
+      case "rhombus": w = h = tw + th + 2 * PAD_X; break;
+      case "hexagon": w += h / 2; break;
+      case "asymmetric": w += h / 2; break;
+      case "parallelogram": case "parallelogram_alt": case "trapezoid": case "trapezoid_alt": w += h; break;
+      case "cylinder": h += 2 * (w / 2 / (2.5 + w / 50)); break;
+      default: break;
+    }
+    return { w, h };
+  }
+  const poly = (pts) => `<polygon class="shape" points="${pts.map((p) => p.map((v) => v.toFixed(1)).join(",")).join(" ")}"`;
+  function shapeSvg(shape, w, h) {
+    const x = -w / 2, y = -h / 2;
+    switch (shape) {
+      case "round": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}" rx="5" ry="5"`;
+      case "stadium": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}" rx="${h / 2}" ry="${h / 2}"`;
+      case "circle": return `<circle class="shape" r="${w / 2}"`;
+      case "double_circle": return `<circle class="shape outer" r="${w / 2}"/><circle class="shape" r="${w / 2 - 5}"`;
+      case "rhombus": return poly([[0, y], [-x, 0], [0, -y], [x, 0]]);
+      case "hexagon": { const m = h / 4; return poly([[x + m, y], [-x - m, y], [-x, 0], [-x - m, -y], [x + m, -y], [x, 0]]); }
+      case "asymmetric": return poly([[x, y], [-x, y], [-x, -y], [x, -y], [x + h / 2, 0]]);
+      case "parallelogram": return poly([[x + h / 2, y], [-x, y], [-x - h / 2, -y], [x, -y]]);
+      case "parallelogram_alt": return poly([[x, y], [-x - h / 2, y], [-x, -y], [x + h / 2, -y]]);
+      case "trapezoid": return poly([[x + h / 2, y], [-x - h / 2, y], [-x, -y], [x, -y]]);
+      case "trapezoid_alt": return poly([[x, y], [-x, y], [-x - h / 2, -y], [x + h / 2, -y]]);
+      case "subroutine": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${x + 8},${y}V${-y}M${-x - 8},${y}V${-y}"`;
+      case "cylinder": {
+        const rx = w / 2, ry = rx / (2.5 + w / 50);
+        return `<path class="shape" d="M${x},${y + ry}a${rx},${ry} 0 0,0 ${w},0a${rx},${ry} 0 0,0 ${-w},0l0,${h - 2 * ry}a${rx},${ry} 0 0,0 ${w},0l0,${-(h - 2 * ry)}"`;
+      }
+      default: return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"`;
+    }
+  }
+
+  const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  const textColour = (css) => { const m = /(?:^|;)color:([^;]+)/.exec(css || ""); return m ? `fill:${m[1]}` : ""; };
+  const shapeCss = (css) => (css || "").split(";").filter((d) => d && !d.startsWith("color:")).join(";");
+
+  function labelSvg(lines, cls) {
+    const top = -(lines.length * LINE_H) / 2 + LINE_H / 2;
+    let s = `<text class="${cls}" text-anchor="middle" dominant-baseline="central">`;
+    lines.forEach((l, i) => { s += `<tspan x="0" y="${(top + i * LINE_H).toFixed(1)}">${esc(l)}</tspan>`; });
+    return s + "</text>";
+  }
+
+  // ---- edges ------------------------------------------------------------------------------------
+  // d3's curveBasis (what mermaid draws with) through the points
+  function basis(pts) {
+    if (pts.length < 3) return `M${pts.map((p) => p[0].toFixed(1) + "," + p[1].toFixed(1)).join("L")}`;
+    let d = `M${pts[0][0].toFixed(1)},${pts[0][1].toFixed(1)}`;
+    const f = (v) => v.toFixed(1);
+    let [x0, y0] = pts[0], [x1, y1] = pts[1];
+    d += `L${f((5 * x0 + x1) / 6)},${f((5 * y0 + y1) / 6)}`;
+    for (let i = 2; i < pts.length; i++) {
+      const [x, y] = pts[i];
+      d += `C${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)},${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)},${f((x0 + 4 * x1 + x) / 6)},${f((y0 + 4 * y1 + y) / 6)}`;
+      [x0, y0, x1, y1] = [x1, y1, x, y];
+    }
+    d += `C${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)},${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)},${f(x1)},${f(y1)}`;
+    return d;
+  }
+  // where the segment from the box centre towards p leaves the box
+  function clip(box, p, shape) {
+    const dx = p[0] - box.x, dy = p[1] - box.y;
+    if (!dx && !dy) return [box.x, box.y];
+    let t;
+    if (shape === "circle" || shape === "double_circle") t = (box.w / 2) / Math.hypot(dx, dy);
+    else if (shape === "rhombus") t = 1 / (Math.abs(dx) / (box.w / 2) + Math.abs(dy) / (box.h / 2));
+    else t = Math.min(dx ? (box.w / 2) / Math.abs(dx) : Infinity, dy ? (box.h / 2) / Math.abs(dy) : Infinity);
+    t = Math.min(t, 1);
+    return [box.x + dx * t, box.y + dy * t];
+  }
+  const MARKERS = {
+    arrow: [null, "arrow"], dotted: [null, "arrow"], thick: [null, "arrow"], open: [null, null],
+    dotted_open: [null, null], thick_open: [null, null], circle: [null, "circle"], cross: [null, "cross"],
+    bidirectional: ["arrow", "arrow"], invisible: [null, null],
+  };
+  function markerDefs(id) {
+    return `<defs>
+<marker id="${id}-arrow-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M0,0L10,5L0,10z"/></marker>
+<marker id="${id}-arrow-start" viewBox="0 0 10 10" refX="1" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M10,0L0,5L10,10z"/></marker>
+<marker id="${id}-circle-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><circle class="marker" cx="5" cy="5" r="4.5"/></marker>
+<marker id="${id}-cross-end" viewBox="0 0 11 11" refX="10" refY="5.5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><path class="marker cross" d="M1,1L10,10M10,1L1,10"/></marker>
+</defs>`;
+  }
+
+  // ---- the group tree with collapsed groups as summary nodes ----------------------------------
+  function statusSummary(members) {
+    const counts = {};
+    for (const n of members) counts[n.key] = (counts[n.key] || 0) + 1;
+    const key = URGENCY.find((k) => counts[k]) || "none";
+    const detail = ["done", "doing", "todo", "paused", "blocked"].filter((k) => counts[k]).map((k) => `${counts[k]} ${k}`).join(", ");
+    return { key, detail };
+  }
+
+  function build(scene, collapsed) {
+    const groups = new Map(scene.groups.map((g) => [g.id, g]));
+    const parentOfGroup = (id) => { const g = groups.get(id); return g && groups.has(g.parent) ? g.parent : null; };
+    // the outermost collapsed group holding a group (or null): what a hidden thing shows as
+    const shownAs = new Map();
+    const outermost = (gid) => {
+      if (shownAs.has(gid)) return shownAs.get(gid);
+      let found = null;
+      for (let g = gid, guard = 0; g && guard < 100; g = parentOfGroup(g), guard++) if (collapsed.has(g)) found = g;
+      shownAs.set(gid, found);
+      return found;
+    };
+    const members = new Map(); // collapsed group -> nodes inside it
+    const visibleNodes = [];
+    for (const n of scene.nodes) {
+      const hiddenIn = n.group && groups.has(n.group) ? outermost(n.group) : null;
+      if (hiddenIn) { if (!members.has(hiddenIn)) members.set(hiddenIn, []); members.get(hiddenIn).push(n); }
+      else visibleNodes.push(n);
+    }
+    const root = { id: "\u0000root", children: [] };
+    const blocks = new Map([[null, root]]);
+    const leaves = new Map();
+    // groups first (document order), so a group's box sits where it was written
+    for (const g of scene.groups) {
+      if (outermost(g.id) && outermost(g.id) !== g.id) continue; // inside a collapsed group
+      if (collapsed.has(g.id)) {
+        const inside = members.get(g.id) || [];
+        const { key, detail } = statusSummary(inside);
+        const lines = [g.title || g.id, `${inside.length} ${inside.length === 1 ? "node" : "nodes"}${detail ? " · " + detail : ""}`];
+        const leaf = { id: g.id, summary: true, group: g, lines, key, shape: "subroutine", members: inside };
+        leaves.set(g.id, leaf);
+        continue;
+      }
+      blocks.set(g.id, { id: g.id, group: g, children: [] });
+    }
+    const blockOf = (gid) => blocks.get(gid && groups.has(gid) ? gid : null) || root;
+    const order = [];
+    for (const g of scene.groups) {
+      if (blocks.has(g.id)) order.push(["block", g]);
+      else if (leaves.has(g.id)) order.push(["leaf", g]);
+    }
+    for (const n of visibleNodes) {
+      const leaf = { id: n.id, node: n, lines: n.lines, key: n.key, shape: n.shape };
+      leaves.set(n.id, leaf);
+      blockOf(n.group).children.push(leaf);
+    }
+    for (const [kind, g] of order) {
+      const parent = blockOf(g.parent);
+      const child = kind === "block" ? blocks.get(g.id) : leaves.get(g.id);
+      // a group sits among its parent's nodes where its first member would be
+      parent.children.push(child);
+    }
+    // endpoints: hidden nodes show as their collapsed group; duplicates and self-loops go
+    const nodeById = new Map(scene.nodes.map((n) => [n.id, n]));
+    const endpointOf = (id) => {
+      if (leaves.has(id) || blocks.has(id)) return id;
+      const n = nodeById.get(id);
+      if (n && n.group && groups.has(n.group)) return outermost(n.group);
+      return groups.has(id) ? outermost(id) : null;
+    };
+    const edges = [];
+    const seen = new Set();
+    scene.edges.forEach((e, k) => {
+      if (e.kind === "invisible") return;
+      const a = endpointOf(e.s), b = endpointOf(e.t);
+      if (!a || !b || a === b) return;
+      const merged = a !== e.s || b !== e.t;
+      const key = a + "\u0000" + b;
+      if (merged && seen.has(key)) return;
+      seen.add(key);
+      edges.push({ a, b, e: merged ? { kind: "arrow" } : e, k });
+    });
+    return { root, leaves, blocks, edges };
+  }
+
+  function sortByPosition(model) {
+    const pos = (id) => model.boxes.get(id);
+    model.order = [...model.leaves.keys()].filter((id) => pos(id)).sort((p, q) => {
+      const a = pos(p), b = pos(q);
+      return Math.abs(a.y - b.y) > 1 ? a.y - b.y : a.x - b.x;
+    });
+  }
+
+  function draw(scene, options) {
+    const collapsed = options.collapsed || new Set();
+    const idPrefix = options.idPrefix || "mc";
+    const { root, leaves, blocks, edges } = build(scene, collapsed);
+    for (const leaf of leaves.values()) {
+      const m = measure(leaf.lines);
+      leaf.lines = m.lines;
+      const s = shapeSize(leaf.shape, m.tw, m.th);
+      leaf.w = s.w; leaf.h = s.h;
+    }
+    for (const b of blocks.values()) if (b.group) b.titleW = textWidth(b.group.title || b.group.id);
+    const placed = memvizLayout.layout(root, edges, scene.direction);
+    const boxes = placed.boxes;
+    const model = { leaves, blocks, edges, boxes, width: placed.width, height: placed.height, scene };
+    sortByPosition(model);
+    const parts = [];
+    const titleParts = [];
+    // groups (outermost first, so nested boxes paint above their parents)
+    const depth = (b) => { let d = 0; for (let g = b.group; g && g.parent; g = scene.groups.find((x) => x.id === g.parent)) d++; return d; };
+    [...blocks.values()].filter((b) => b.group).sort((p, q) => depth(p) - depth(q)).forEach((b) => {
+      const box = boxes.get(b.id);
+      if (!box) return;
+      const g = b.group;
+      const cls = g.auto ? "cluster auto" : "cluster";
+      parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` data-css="${esc(shapeCss(g.css))}"` : ""}/></g>`);
+      // titles go above the edges (with a halo), so an edge into the group never hides one
+      titleParts.push(`<g class="${cls}"><text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
+    });
+    // edges
+    const groupParent = new Map(scene.groups.map((g) => [g.id, g.parent]));
+    const groupsOf = (id) => {
+      const leaf = leaves.get(id);
+      const out = [];
+      let g = leaf ? (leaf.node ? leaf.node.group : groupParent.get(id)) : groupParent.get(id);
+      for (let guard = 0; g && guard < 100; g = groupParent.get(g), guard++) out.push(g);
+      return out;
+    };
+    const edgeParts = [], labelParts = [];
+    edges.forEach(({ a, b, e, k }, index) => {
+      const ba = boxes.get(a), bb = boxes.get(b);
+      if (!ba || !bb) return;
+      const route = placed.routes.get(index) || [];
+      const first = route.length ? route[0] : [bb.x, bb.y];
+      const last = route.length ? route[route.length - 1] : [ba.x, ba.y];
+      const la = leaves.get(a), lb = leaves.get(b);
+      const pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
+      const [ms, me] = MARKERS[e.kind] || MARKERS.arrow;
+      const kind = /^thick/.test(e.kind) ? "thick" : /^dotted/.test(e.kind) ? "dotted" : "normal";
+      edgeParts.push(`<path class="edge edge-${kind}" d="${basis(pts)}"${ms ? ` marker-start="url(#${idPrefix}-${ms}-start)"` : ""}${me ? ` marker-end="url(#${idPrefix}-${me}-end)"` : ""}${e.css ? ` data-css="${esc(e.css)}"` : ""} data-edge="${k}"/>`);
+      if (e.label) {
+        // the label sits on the part of the edge outside any group box only one end is in, so
+        // it never covers that group's title
+        const outer = (id, other) => groupsOf(id).find((g) => !groupsOf(other).includes(g));
+        const ga = outer(a, b), gb = outer(b, a);
+        const p0 = ga && boxes.get(ga) ? clip(boxes.get(ga), pts[1] || pts[0]) : pts[0];
+        const p1 = gb && boxes.get(gb) ? clip(boxes.get(gb), pts[pts.length - 2] || pts[0]) : pts[pts.length - 1];
+        const mid = pts[Math.floor(pts.length / 2)];
+        const cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
+        const cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
+        const m = measure([e.label]);
+        labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
+      }
+    });
+    parts.push(`<g class="edges">${edgeParts.join("")}</g>`, `<g class="cluster-titles">${titleParts.join("")}</g>`, `<g class="edge-labels">${labelParts.join("")}</g>`);
+    // nodes, in reading order (that is also the Tab order)
+    const nodeParts = [];
+    model.labels = new Map();
+    for (const id of model.order) {
+      const leaf = leaves.get(id);
+      const box = boxes.get(id);
+      const n = leaf.node;
+      const cls = n ? n.cls.join(" ") : `mvz_${leaf.key}`;
+      const css = n ? n.css : "";
+      const name = n ? `${n.id}: ${n.lines.join(", ")}` : `group ${leaf.group.title || leaf.id}, collapsed, ${leaf.lines[1]}`;
+      const shape = shapeSvg(leaf.shape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
+      const textCss = textColour(css);
+      const summary = leaf.summary ? ` data-group="${esc(id)}"` : "";
+      nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
+      model.labels.set(id, labelSvg(leaf.lines, "label").replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
+    }
+    parts.push(`<g class="nodes">${nodeParts.join("")}</g>`);
+    const title = esc(options.title || "canvas");
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" class="mc" id="${idPrefix}" role="group" aria-roledescription="canvas" aria-labelledby="${idPrefix}-title" width="100%" height="100%">` +
+      `<title id="${idPrefix}-title">${title}</title>${markerDefs(idPrefix)}<g class="mc-content">${parts.join("")}</g></svg>`;
+    return { svg, model };
+  }
+
+  // The server writes only what differs from the usual (canvases/canvas_scene.py); fill it in.
+  const VOCABULARY = new Set(["done", "doing", "todo", "paused", "blocked"]);
+  function normalize(scene) {
+    for (const n of scene.nodes) {
+      n.shape = n.shape || "rect";
+      n.key = n.key || "none";
+      n.status = n.status || (VOCABULARY.has(n.key) ? n.key : "");
+      n.cls = n.cls || ["mvz_" + n.key];
+      n.css = n.css || "";
+      n.ts = n.ts || "";
+      n.group = n.group || null;
+    }
+    scene.groups = scene.groups || [];
+    scene.edges = scene.edges || [];
+    return scene;
+  }
+
+  // The agent's styles are set through the CSSOM, never as style attributes in markup, so a
+  // Content-Security-Policy without 'unsafe-inline' styles still shows them.
+  function applyCss(root) {
+    for (const el of root.querySelectorAll("[data-css]")) {
+      for (const decl of el.dataset.css.split(";")) {
+        const at = decl.indexOf(":");
+        if (at > 0) el.style.setProperty(decl.slice(0, at).trim(), decl.slice(at + 1).trim());
+      }
+      el.removeAttribute("data-css");
+    }
+  }
+
+  window.memvizDraw = { applyCss, normalize, draw, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
+})();

@@ -1,0 +1,297 @@
+// Layered (Sugiyama-style) layout of a canvas scene, group by group: each expanded group is laid
+// out on its own and becomes one box in its parent's layout, so no layout step ever sees more
+// than one group's children (dagre's whole-graph passes were the wall at 1000 nodes).
+// Pure functions, no DOM: memvizLayout.layout(tree, direction) -> positions and edge routes.
+(function () {
+  "use strict";
+  const RANK_SEP = 50; // mermaid's flowchart rankSpacing / nodeSpacing
+  const NODE_SEP = 50;
+  const DUMMY_W = 10;
+  const GROUP_PAD = 16;
+  const TITLE_H = 30;
+  const SWEEPS = 6;
+
+  // ---- one block: rank, order, place --------------------------------------------------------
+  function layered(items, links) {
+    // items: [{w, h}], links: [[i, j]] (indices into items) -> {x[], y[], routes: Map(linkIndex -> points)}
+    const n = items.length;
+    const out = Array.from({ length: n }, () => []);
+    const seenPair = new Set();
+    const uniq = [];
+    links.forEach(([a, b], k) => {
+      if (a === b) return;
+      const key = a + ">" + b;
+      if (seenPair.has(key)) return;
+      seenPair.add(key);
+      uniq.push({ a, b, k });
+    });
+    // 1. break cycles: DFS in document order, edges to a node on the stack are reversed
+    const state = new Uint8Array(n);
+    const reversed = new Set();
+    for (const e of uniq) out[e.a].push(e);
+    for (let start = 0; start < n; start++) {
+      if (state[start]) continue;
+      const stack = [[start, 0]];
+      state[start] = 1;
+      while (stack.length) {
+        const top = stack[stack.length - 1];
+        const edges = out[top[0]];
+        if (top[1] >= edges.length) { state[top[0]] = 2; stack.pop(); continue; }
+        const e = edges[top[1]++];
+        if (state[e.b] === 1) reversed.add(e);
+        else if (state[e.b] === 0) { state[e.b] = 1; stack.push([e.b, 0]); }
+      }
+    }
+    const dag = uniq.map((e) => (reversed.has(e) ? { a: e.b, b: e.a, k: e.k, rev: true } : e));
+    const preds = Array.from({ length: n }, () => []);
+    const succs = Array.from({ length: n }, () => []);
+    for (const e of dag) { succs[e.a].push(e); preds[e.b].push(e); }
+    // 2. longest-path ranks (Kahn order), then sources move down next to their first successor
+    const indeg = preds.map((p) => p.length);
+    const rank = new Int32Array(n);
+    const queue = [];
+    for (let i = 0; i < n; i++) if (!indeg[i]) queue.push(i);
+    for (let q = 0; q < queue.length; q++) {
+      const v = queue[q];
+      for (const e of succs[v]) {
+        if (rank[e.b] < rank[v] + 1) rank[e.b] = rank[v] + 1;
+        if (--indeg[e.b] === 0) queue.push(e.b);
+      }
+    }
+    for (let i = 0; i < n; i++) {
+      if (!preds[i].length && succs[i].length) rank[i] = Math.max(0, Math.min(...succs[i].map((e) => rank[e.b])) - 1);
+    }
+    // 3. long edges get one dummy per rank they cross
+    const nodes = items.map((it, i) => ({ w: it.w, h: it.h, rank: rank[i], up: [], down: [], item: i }));
+    const chains = [];
+    for (const e of dag) {
+      let prev = e.a;
+      const chain = [];
+      for (let r = rank[e.a] + 1; r < rank[e.b]; r++) {
+        const d = nodes.length;
+        nodes.push({ w: DUMMY_W, h: 0, rank: r, up: [], down: [], item: -1 });
+        nodes[prev].down.push(d); nodes[d].up.push(prev);
+        chain.push(d);
+        prev = d;
+      }
+      nodes[prev].down.push(e.b); nodes[e.b].up.push(prev);
+      chains.push({ e, chain });
+    }
+    // 4. order within ranks: DFS order first, then barycenter sweeps keeping the fewest crossings
+    const maxRank = nodes.reduce((m, v) => Math.max(m, v.rank), 0);
+    const layers = Array.from({ length: maxRank + 1 }, () => []);
+    const visited = new Uint8Array(nodes.length);
+    const visit = (start) => {
+      const stack = [start];
+      while (stack.length) {
+        const v = stack.pop();
+        if (visited[v]) continue;
+        visited[v] = 1;
+        layers[nodes[v].rank].push(v);
+        for (let k = nodes[v].down.length - 1; k >= 0; k--) if (!visited[nodes[v].down[k]]) stack.push(nodes[v].down[k]);
+      }
+    };
+    for (let i = 0; i < nodes.length; i++) if (!nodes[i].up.length) visit(i);
+    for (let i = 0; i < nodes.length; i++) visit(i);
+    const pos = new Float64Array(nodes.length);
+    const setPos = () => layers.forEach((layer) => layer.forEach((v, i) => { pos[v] = i; }));
+    setPos();
+    let best = layers.map((l) => l.slice());
+    let bestCross = crossings(layers, nodes, pos);
+    for (let s = 0; s < SWEEPS && bestCross > 0; s++) {
+      const down = s % 2 === 0;
+      const order = down ? layers.keys() : [...layers.keys()].reverse();
+      for (const r of order) {
+        const layer = layers[r];
+        const bary = new Map();
+        for (const v of layer) {
+          const nb = down ? nodes[v].up : nodes[v].down;
+          bary.set(v, nb.length ? nb.reduce((t, u) => t + pos[u], 0) / nb.length : pos[v]);
+        }
+        layer.sort((p, q) => bary.get(p) - bary.get(q) || pos[p] - pos[q]);
+        layer.forEach((v, i) => { pos[v] = i; });
+      }
+      const c = crossings(layers, nodes, pos);
+      if (c < bestCross) { bestCross = c; best = layers.map((l) => l.slice()); }
+    }
+    best.forEach((l, r) => { layers[r] = l; });
+    setPos();
+    // 5. y by rank, x by repeated pulls towards the neighbours' mean, keeping order and gaps
+    const rankH = layers.map((l) => l.reduce((m, v) => Math.max(m, nodes[v].h), 0));
+    const rankY = [];
+    let y = 0;
+    for (let r = 0; r <= maxRank; r++) { rankY.push(y + rankH[r] / 2); y += rankH[r] + RANK_SEP; }
+    const x = new Float64Array(nodes.length);
+    for (const layer of layers) {
+      let cursor = 0;
+      for (const v of layer) { x[v] = cursor + nodes[v].w / 2; cursor += nodes[v].w + NODE_SEP; }
+    }
+    for (let it = 0; it < 8; it++) {
+      const down = it % 2 === 0;
+      const order = down ? [...layers.keys()] : [...layers.keys()].reverse();
+      for (const r of order) {
+        const layer = layers[r];
+        const want = layer.map((v) => {
+          const nb = down ? nodes[v].up : nodes[v].down;
+          const other = down ? nodes[v].down : nodes[v].up;
+          const all = nb.length ? nb : other;
+          return all.length ? all.reduce((t, u) => t + x[u], 0) / all.length : x[v];
+        });
+        place(layer, want, nodes, x);
+      }
+    }
+    let minX = Infinity;
+    for (let v = 0; v < nodes.length; v++) minX = Math.min(minX, x[v] - nodes[v].w / 2);
+    const X = [], Y = [];
+    for (let i = 0; i < n; i++) { X.push(x[i] - minX); Y.push(rankY[rank[i]]); }
+    const routes = new Map();
+    for (const { e, chain } of chains) {
+      if (!chain.length) continue;
+      let pts = chain.map((d) => [x[d] - minX, rankY[nodes[d].rank]]);
+      if (e.rev) pts = pts.reverse();
+      routes.set(e.k, pts);
+    }
+    // the original links that were duplicates share the route of their first copy
+    links.forEach(([a, b], k) => {
+      if (routes.has(k)) return;
+      const first = uniq.find((u) => u.a === a && u.b === b);
+      if (first && routes.has(first.k)) routes.set(k, routes.get(first.k));
+    });
+    return { x: X, y: Y, routes };
+  }
+
+  function crossings(layers, nodes, pos) {
+    let total = 0;
+    for (let r = 0; r + 1 < layers.length; r++) {
+      const pairs = [];
+      for (const v of layers[r]) for (const u of nodes[v].down) pairs.push([pos[v], pos[u]]);
+      if (pairs.length < 2) continue;
+      pairs.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+      // inversions of the lower ends = crossings (a Fenwick tree over positions)
+      const size = layers[r + 1].length + 1;
+      const tree = new Int32Array(size + 1);
+      for (let i = pairs.length - 1; i >= 0; i--) {
+        for (let j = pairs[i][1]; j > 0; j -= j & -j) total += tree[j];
+        for (let j = pairs[i][1] + 1; j <= size; j += j & -j) tree[j]++;
+      }
+    }
+    return total;
+  }
+
+  // Nearest positions to `want` that keep the layer's order and minimum gaps: isotonic
+  // regression by pool-adjacent-violators on x minus the cumulative gaps.
+  function place(layer, want, nodes, x) {
+    const m = layer.length;
+    if (!m) return;
+    const offset = new Float64Array(m);
+    for (let i = 1; i < m; i++) offset[i] = offset[i - 1] + (nodes[layer[i - 1]].w + nodes[layer[i]].w) / 2 + NODE_SEP;
+    const blocks = [];
+    for (let i = 0; i < m; i++) {
+      blocks.push({ sum: want[i] - offset[i], count: 1, start: i });
+      while (blocks.length > 1) {
+        const b = blocks[blocks.length - 1], a = blocks[blocks.length - 2];
+        if (a.sum / a.count <= b.sum / b.count) break;
+        a.sum += b.sum; a.count += b.count;
+        blocks.pop();
+      }
+    }
+    for (const b of blocks) {
+      const v = b.sum / b.count;
+      for (let i = b.start; i < b.start + b.count; i++) x[layer[i]] = v + offset[i];
+    }
+  }
+
+  // ---- the group tree -------------------------------------------------------------------------
+  // tree: {id, children: [leaf {id, w, h} | group {id, title, titleW, children}]}, edges: [{a, b}]
+  // where a and b are ids of leaves or groups. Returns {boxes: Map(id -> {x, y, w, h}) (centres),
+  // routes: Map(edgeIndex -> points), width, height}.
+  function layout(tree, edges, direction) {
+    const dir = (direction || "TD").toUpperCase();
+    const horizontal = dir === "LR" || dir === "RL";
+    const parentOf = new Map();
+    const walk = (g) => { for (const c of g.children) { parentOf.set(c.id, g); if (c.children) walk(c); } };
+    walk(tree);
+    const pathOf = (id) => {
+      const path = [];
+      for (let g = parentOf.get(id); g; g = parentOf.get(g.id)) path.unshift(g);
+      return path;
+    };
+    // the block where each edge's ends part, and the children of that block that hold them
+    const byBlock = new Map();
+    edges.forEach((e, k) => {
+      if (e.a === e.b || !parentOf.has(e.a) || !parentOf.has(e.b)) return;
+      const pa = pathOf(e.a), pb = pathOf(e.b);
+      let i = 0;
+      while (i < pa.length && i < pb.length && pa[i] === pb[i]) i++;
+      const block = pa[i - 1];
+      if (!block) return;
+      const ca = i < pa.length ? pa[i].id : e.a;
+      const cb = i < pb.length ? pb[i].id : e.b;
+      if (ca === cb) return;
+      if (!byBlock.has(block)) byBlock.set(block, []);
+      byBlock.get(block).push({ ca, cb, k });
+    });
+    const local = new Map(); // id -> {x, y} centre relative to its block's top-left
+    const localRoutes = new Map(); // edge index -> {block, points}
+    const size = new Map();
+    const run = (g, isRoot) => {
+      for (const c of g.children) if (c.children) run(c, false);
+      const kids = g.children.map((c) => {
+        const s = c.children ? size.get(c.id) : { w: c.w, h: c.h };
+        return horizontal ? { w: s.h, h: s.w } : s;
+      });
+      const index = new Map(g.children.map((c, i) => [c.id, i]));
+      const list = byBlock.get(g) || [];
+      const result = layered(kids, list.map((l) => [index.get(l.ca), index.get(l.cb)]));
+      let xs = result.x, ys = result.y;
+      const flip = (pts) => pts.map(([px, py]) => (horizontal ? [py, px] : [px, py]));
+      if (horizontal) [xs, ys] = [ys, xs];
+      const routeList = list.map((l, j) => (result.routes.has(j) ? flip(result.routes.get(j)) : null));
+      if (dir === "BT") { ys = ys.map((v) => -v); routeList.forEach((r) => r && r.forEach((p) => { p[1] = -p[1]; })); }
+      if (dir === "RL") { xs = xs.map((v) => -v); routeList.forEach((r) => r && r.forEach((p) => { p[0] = -p[0]; })); }
+      let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
+      g.children.forEach((c, i) => {
+        const s = c.children ? size.get(c.id) : c;
+        minX = Math.min(minX, xs[i] - s.w / 2); maxX = Math.max(maxX, xs[i] + s.w / 2);
+        minY = Math.min(minY, ys[i] - s.h / 2); maxY = Math.max(maxY, ys[i] + s.h / 2);
+      });
+      if (!g.children.length) { minX = minY = 0; maxX = maxY = 0; }
+      const pad = isRoot ? 0 : GROUP_PAD;
+      const top = isRoot ? 0 : TITLE_H;
+      let width = maxX - minX + 2 * pad;
+      const titleW = (g.titleW || 0) + 2 * pad;
+      let shift = 0;
+      if (width < titleW) { shift = (titleW - width) / 2; width = titleW; }
+      const dx = pad - minX + shift, dy = pad + top - minY;
+      g.children.forEach((c, i) => local.set(c.id, { x: xs[i] + dx, y: ys[i] + dy }));
+      list.forEach((l, j) => {
+        if (routeList[j]) localRoutes.set(l.k, { block: g, points: routeList[j].map(([px, py]) => [px + dx, py + dy]) });
+      });
+      size.set(g.id, { w: width, h: maxY - minY + 2 * pad + top });
+    };
+    run(tree, true);
+    // absolute positions, top-down
+    const boxes = new Map();
+    const origin = new Map([[tree.id, { x: 0, y: 0 }]]);
+    const place = (g) => {
+      const o = origin.get(g.id);
+      for (const c of g.children) {
+        const l = local.get(c.id);
+        const s = c.children ? size.get(c.id) : c;
+        const box = { x: o.x + l.x, y: o.y + l.y, w: s.w, h: s.h };
+        boxes.set(c.id, box);
+        if (c.children) { origin.set(c.id, { x: box.x - s.w / 2, y: box.y - s.h / 2 }); place(c); }
+      }
+    };
+    place(tree);
+    const routes = new Map();
+    for (const [k, r] of localRoutes) {
+      const o = origin.get(r.block.id);
+      routes.set(k, r.points.map(([px, py]) => [px + o.x, py + o.y]));
+    }
+    const total = size.get(tree.id);
+    return { boxes, routes, width: total.w, height: total.h };
+  }
+
+  window.memvizLayout = { layout, layered, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD };
+})();

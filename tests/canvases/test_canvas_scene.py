@@ -1,0 +1,80 @@
+"""The scene the browser draws is the canvas text read by the engine: nodes, edges, groups,
+status styles, the agent's own styles made safe, and time-ordered groups for crowded canvases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from canvases.canvas_scene import AUTO_GROUP_OVER, canvas_scene, safe_css
+from canvases.mermaid import parse, render_body
+from canvases.mermaid.samples import sample_canvas
+
+HERE = Path(__file__).parent
+UPSTREAM = HERE.parents[1].parent / "shared" / "fixtures" / "fixture-a-upstream" / "main" / "mmds"
+CORPUS = HERE / "mermaid" / "corpus"
+
+
+def test_scene_has_what_render_body_gives_mermaid() -> None:
+    text = (UPSTREAM / "002-migrate-orders-api.mmd").read_text(encoding="utf-8")
+    scene = canvas_scene(text)
+    body = parse(render_body(text))
+    assert [n["id"] for n in scene["nodes"]] == list(body.nodes)
+    assert [(e["s"], e["t"]) for e in scene["edges"]] == [(e.source, e.target) for e in body.edges]
+    assert [g["id"] for g in scene["groups"]] == [s.id for s in body.subgraphs]
+    by_id = {n["id"]: n for n in scene["nodes"]}
+    # status keys match render_body's classes: every node gets one, "none" by omission
+    for status in ("done", "doing", "blocked"):
+        ids = [n["id"] for n in scene["nodes"] if n.get("key") == status]
+        assert f"class {','.join(ids)} mvz_{status}" in render_body(text)
+    assert "key" not in by_id["002-N1"] and "class 002-N1 mvz_none" in render_body(text)
+    assert by_id["002-N5"]["lines"][0] == "实现: money.py (Decimal quantize)"
+    assert scene["direction"] == "TD"
+
+
+def test_labels_are_text_lines_with_entities_decoded() -> None:
+    scene = canvas_scene('flowchart LR\n  A["a #quot;b#quot; &lt;i&gt;<br/>status: 进行中"]\n  B\n  A -->|yes| B')
+    a, b = scene["nodes"]
+    assert a["lines"] == ['a "b" <i>', "status: 进行中"]
+    assert a["key"] == "other" and a["status"] == "进行中"
+    assert b["lines"] == ["B"]
+    assert scene["edges"] == [{"s": "A", "t": "B", "kind": "arrow", "label": "yes"}]
+    assert scene["direction"] == "LR"
+
+
+def test_agent_styles_are_kept_only_as_safe_drawing_properties() -> None:
+    assert safe_css("fill:#f9f,stroke:#333,stroke-width:4px") == "fill:#f9f;stroke:#333;stroke-width:4px"
+    assert safe_css("fill:url(https://evil/x);color:red;behavior:x;stroke:expression(alert(1))") == "color:red"
+    text = (
+        "flowchart TD\n  A[one]:::hot\n  B[two<br/>status: done]\n  A --> B\n"
+        "  classDef hot fill:#f00,font-weight:bold\n  class B hot\n  style A stroke:#00f\n"
+        "  linkStyle 0 stroke:#0a0,stroke-width:3px"
+    )
+    a, b = canvas_scene(text)["nodes"]
+    # the status class wins over the agent's colours on a node (as in mermaid), a style line stays
+    assert a["css"] == "font-weight:bold;stroke:#00f"
+    assert b["css"] == "font-weight:bold"
+    assert canvas_scene(text)["edges"][0]["css"] == "stroke:#0a0;stroke-width:3px"
+
+
+def test_crowded_blocks_become_groups_in_writing_order_and_small_ones_do_not() -> None:
+    flat = "\n".join(
+        line for line in sample_canvas(200).split("\n") if "subgraph" not in line and line.strip() != "end"
+    )
+    scene = canvas_scene(flat)
+    auto = [g for g in scene["groups"] if g.get("auto")]
+    assert len(auto) == 7 and all(g["parent"] is None for g in auto)
+    members = [[n["id"] for n in scene["nodes"] if n.get("group") == g["id"]] for g in auto]
+    assert [m for chunk in members for m in chunk] == [n["id"] for n in scene["nodes"]]
+    assert max(map(len, members)) - min(map(len, members)) <= 1
+    assert auto[0]["title"].startswith("015-N1 … 015-N29 · 06-11 10:")
+    nested = canvas_scene(sample_canvas(300))
+    assert not any(g.get("auto") for g in nested["groups"])  # subgraphs of 50 are small enough
+    assert AUTO_GROUP_OVER >= 50
+
+
+def test_a_broken_or_one_line_canvas_still_gives_what_can_be_read() -> None:
+    scene = canvas_scene('flowchart TD\n  A["fine"]\n  B["never closed\n  A --> C\n  nonsense here')
+    assert {n["id"] for n in scene["nodes"]} >= {"A", "B"}
+    oneliner = canvas_scene((CORPUS / "oneliner.mmd").read_text(encoding="utf-8"))
+    assert len(oneliner["nodes"]) > 1
+    assert canvas_scene("") == {"direction": "TD", "nodes": [], "edges": [], "groups": []}
