@@ -18,6 +18,7 @@ duplicate events are harmless.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -419,7 +420,9 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
     if not parsed.rows and not parsed.files:
         return result
     for sub in ("refs", "mmds"):
-        (folder / sub).mkdir(parents=True, exist_ok=True)
+        # The spec's layout; a write that then cannot happen is reported with its own event.
+        with contextlib.suppress(OSError):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
     with _indexes_lock:
         for file_name, numbered in parsed.rows.items():
             try:

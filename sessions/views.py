@@ -55,8 +55,9 @@ def _ref_lookup(agent_slug: str, name: str) -> tuple[Ref, Path]:
     ref = Ref.objects.filter(agent=agent, name__in=[f"refs/{name}", name]).order_by("name").first()
     if ref is None:
         raise RefMissing(f"ref {name!r} is not in this agent's folder")
-    path = confine(Path(agent.path), ref.name)
-    return ref, path
+    confine(Path(agent.path), ref.name)  # refuses names that leave the folder
+    # Opened by its own name, not the resolved one: a link on the way is refused when opened.
+    return ref, Path(agent.path) / ref.name
 
 
 class RefMissing(LookupError):
@@ -71,7 +72,7 @@ def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponse:
         return _ref_error(request, agent, name, f"refused: {exc}", 400)
     except RefMissing as exc:
         return _ref_error(request, agent, name, f"missing: {exc}", 404)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return _ref_error(request, agent, name, "missing: the file is gone from disk", 404)
     try:
         offset = max(0, int(request.GET.get("offset", 0)))
