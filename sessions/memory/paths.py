@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import stat
@@ -77,25 +78,77 @@ _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEX
 _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
 
 
-def _shown(parts: tuple[str, ...]) -> str:
+def _shown(parts: list[str] | tuple[str, ...]) -> str:
     return "/".join(parts)
 
 
 def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
     """Open a file of a memory folder for reading, following no link on its way in.
 
-    The last component and the ``folders`` folders above it (``1`` for ``<agent>/state.json``,
-    ``2`` for ``<agent>/refs/x.md``) are opened one by one relative to the previous one with
-    ``O_NOFOLLOW``, so a link swapped in between a check and the open cannot redirect it: there
-    is no check-then-open window. Everything above them (the data root the operator chose) is
-    resolved normally. A FIFO or device is refused without blocking (``O_NONBLOCK``) and the
-    result must be a regular file. Raises ``LinkRefused`` (an OSError) or the OSError of the open.
+    Neither the last component nor the ``folders`` folders above it (``1`` for
+    ``<agent>/state.json``, ``2`` for ``<agent>/refs/x.md``) may be a link; everything above them
+    (the data root the operator chose) is resolved normally. Race-free: the file is opened with
+    ``O_NOFOLLOW`` and then the kernel is asked where the open descriptor really is
+    (``/proc/self/fd``), so a folder swapped for a link between any check and the open is caught
+    after the fact, before a byte is read. Where /proc is missing the components are opened one
+    by one relative to each other, each with ``O_NOFOLLOW``. FIFOs and devices are refused without
+    blocking (``O_NONBLOCK``, then ``fstat``). Raises ``LinkRefused`` (an OSError) or the OSError
+    of the open.
     """
-    path = Path(path)
-    parts = path.parts[len(path.parts) - folders - 1 :]
-    if folders < 0 or len(parts) != folders + 1 or ".." in parts:
-        raise ValueError(f"cannot open {folders} folder(s) above {path.name!r} without links")
-    anchor = path.parents[folders]
+    text = os.fspath(path)
+    anchor, *parts = text.rsplit("/", folders + 1)
+    if folders < 0 or len(parts) != folders + 1 or ".." in parts or "" in parts:
+        raise ValueError(f"cannot open {folders} folder(s) above {text!r} without links")
+    try:
+        fd = os.open(text, _READ_FLAGS)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise LinkRefused(f"{_shown(parts)} is a symbolic link: {_NOT_FOLLOWED}") from None
+        raise
+    try:
+        where = _descriptor_path(fd)
+        if where is None:
+            os.close(fd)
+            fd = _open_walk(anchor or "/", parts)
+        elif where != _expected(anchor, parts, fresh=False) and where != _expected(
+            anchor, parts, fresh=True
+        ):
+            if where.endswith(" (deleted)"):
+                raise FileNotFoundError(errno.ENOENT, "deleted while opened", parts[-1])
+            raise LinkRefused(f"{_shown(parts)}: a folder on the way is a link: {_NOT_FOLLOWED}")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LinkRefused(f"{_shown(parts)} is not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+
+
+_NOT_FOLLOWED = "memviz does not follow links inside memory folders"
+
+
+def _descriptor_path(fd: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def _real_anchor(anchor: str) -> str:
+    return os.path.realpath(anchor or "/")
+
+
+def _expected(anchor: str, parts: list[str], *, fresh: bool) -> str:
+    if fresh:  # the operator may have moved the data root: look again, forget the old answer
+        _real_anchor.cache_clear()
+    real = _real_anchor(anchor)
+    return ("" if real == "/" else real) + "/" + "/".join(parts)
+
+
+def _open_walk(anchor: str, parts: list[str]) -> int:
+    """The portable way: each component opened relative to the previous, with O_NOFOLLOW."""
     fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:
         for depth, name in enumerate(parts):
@@ -105,22 +158,15 @@ def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
                     where = _shown(parts[: depth + 1])
-                    raise LinkRefused(
-                        f"{where} is a symbolic link or not a folder: memviz does not follow "
-                        "links inside memory folders"
-                    ) from None
+                    raise LinkRefused(f"{where} is a symbolic link: {_NOT_FOLLOWED}") from None
                 raise
             os.close(fd)
             fd = child
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise LinkRefused(f"{_shown(parts)} is not a regular file")
-        handle = os.fdopen(fd, "rb")
     except BaseException:
         with contextlib.suppress(OSError):
             os.close(fd)
         raise
-    return handle
+    return fd
 
 
 def is_link(path: Path | str) -> bool:

@@ -83,8 +83,8 @@ def test_every_page_type_on_a_hostile_root_stays_on_the_host_and_within_the_poli
     assert f"ws://127.0.0.1:{server.port}" in policy
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["referrer-policy"] == "same-origin"
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
-    page.wait_for_function("document.body.dataset.liveState === 'live'", timeout=15000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    page.wait_for_function("() => document.body.dataset.liveState === 'live'", timeout=15000)
     svg = page.locator(".mermaid-host svg")
     text = svg.text_content() or ""
     assert f"<img src='http://{evil}/n1.png'> hostile one" in text
@@ -119,7 +119,7 @@ def test_every_page_type_on_a_hostile_root_stays_on_the_host_and_within_the_poli
             assert f"<img src=http://{evil}/result.png>" in page.locator("main").inner_text()
         if name == "revision":
             page.wait_for_function(
-                "document.querySelectorAll('.static-diagram svg').length > 0", timeout=30000
+                "() => document.querySelectorAll('.static-diagram svg').length > 0", timeout=30000
             )
             assert "hostile one" in (page.locator(".static-diagram svg").first.text_content() or "")
         watch.check(name)
@@ -127,7 +127,7 @@ def test_every_page_type_on_a_hostile_root_stays_on_the_host_and_within_the_poli
     # Signed in, the canvas carries the editing UI too; it stays within the policy.
     _login(page, base)
     page.goto(canvas)
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     page.locator(".mermaid-host g.node", has_text="hostile one").first.click()
     page.locator("#node-panel .node-detail").wait_for(timeout=10000)
     page.goto(f"{base}/tokens/")

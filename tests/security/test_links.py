@@ -21,6 +21,7 @@ import pytest
 from django.test import Client
 
 from sessions.ingest import ingest_path
+from sessions.memory import paths
 from sessions.memory.jsonl import read_rows
 from sessions.memory.layout import discover_agents
 from sessions.memory.paths import LinkRefused, open_regular
@@ -169,7 +170,12 @@ def test_a_link_swapped_in_after_indexing_is_refused_by_the_pages(
     assert response.status_code in (400, 404)
 
 
-def test_open_refuses_links_on_every_level_and_fifos_without_blocking(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["/proc", "walk"])
+def test_open_refuses_links_on_every_level_and_fifos_without_blocking(
+    tmp_path: Path, where: str, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    if where == "walk":  # systems without /proc open component by component instead
+        monkeypatch.setattr(paths, "_descriptor_path", lambda fd: None)
     out = outside(tmp_path)
     agent = tmp_path / "agent"
     (agent / "refs").mkdir(parents=True)
