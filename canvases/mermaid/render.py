@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from .labels import SEGMENT_SPLIT, decode_label
 from .lexer import NODE_ID, SHAPE_DELIMITERS
@@ -46,6 +47,9 @@ _LABEL_ESCAPES = {
     "\\": "#92;",
 }
 _LABEL_SPECIAL = re.compile('[&<>"`%|\\\\]')
+# Text with nothing mermaid or HTML would read: no markup, entity, control or quoting character.
+_PLAIN = re.compile('[^&<>"`%|#\\\\\x00-\x1f\x7f-\x9f\u2028\u2029]*')
+_CLASS_SUFFIX = re.compile(r":::[\w-]+")
 # Plain colours, lengths and keywords: no url(), no escapes, no quotes, no at-rules.
 _SAFE_CSS = re.compile(r"[\w\s#:;,.%()!+-]*")
 _UNSAFE_CSS_WORDS = re.compile(r"url|expression|image|import|var\(|attr\(|src", re.IGNORECASE)
@@ -85,11 +89,15 @@ def label_text(plain: str) -> str:
     return plain
 
 
+@lru_cache(maxsize=8192)
 def label_from_raw(raw: str) -> str:
     """A raw label (as written in the file) as safe label text; `<br>` separators stay breaks."""
     if len(raw) >= 2 and raw[0] == "`" and raw[-1] == "`":
         raw = raw[1:-1]
-    return "<br>".join(label_text(decode_label(part)) for part in SEGMENT_SPLIT.split(raw.strip()))
+    parts = SEGMENT_SPLIT.split(raw.strip())
+    if all(_PLAIN.fullmatch(part) for part in parts):
+        return "<br>".join(parts)  # nothing to decode or escape: the common case
+    return "<br>".join(label_text(decode_label(part)) for part in parts)
 
 
 class _Renderer:
@@ -215,9 +223,11 @@ class _Renderer:
         return self._members
 
     def chain(self, statement: Statement) -> list[str]:
-        groups = [list(group) for group in statement.groups]
+        groups = statement.groups
         if not groups:
             return []
+        if len(groups) == 1 and len(groups[0]) == 1 and groups[0][0].id not in self.hidden:
+            return [self.ref_text(groups[0][0])]  # a node definition: most lines of a canvas
         links = statement.links[: len(groups) - 1]
         if not any(ref.id in self.hidden for group in groups for ref in group):
             parts = [" & ".join(self.ref_text(ref) for ref in groups[0])]
@@ -270,8 +280,8 @@ class _Renderer:
         else:
             shape = shape_text(ref.shape, label_from_raw(ref.label_raw))
             after = ref.shape_end if ref.shape_end >= 0 else ref.end
-        suffix = self.text[after : ref.end]
-        if suffix and not re.fullmatch(r":::[\w-]+", suffix):
+        suffix = self.text[after : ref.end] if ref.end > after else ""
+        if suffix and not _CLASS_SUFFIX.fullmatch(suffix):
             suffix = ""
         return node_id + shape + suffix
 
