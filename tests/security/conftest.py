@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,22 @@ _spec.loader.exec_module(live)
 # The same fixtures as tests/live (a real `manage.py run` on a free port, commands in processes).
 run_server = live.run_server
 manage = live.manage
+
+
+def _wait_for(predicate, timeout: float = 60.0, what: str = "condition"):  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until it returns something true (returned), or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not met within {timeout} s")
+
+
+@pytest.fixture
+def wait_for():  # type: ignore[no-untyped-def]
+    return _wait_for
 
 
 @pytest.fixture

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -39,16 +38,6 @@ def database_url() -> str:
         return f"sqlite:///{db['NAME']}"
     password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not met within {timeout} s")
 
 
 def job(pk: int) -> IngestJob:
@@ -101,6 +90,7 @@ def workers(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
 @pytest.mark.django_db(transaction=True)
 def test_a_job_killed_mid_ingest_is_redone_and_queued_uploads_run(
     workers,
+    wait_for,
     fixtures_root: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     workers.hold.touch()
@@ -195,7 +185,7 @@ def celery_child(pid: int) -> int | None:
 
 
 @pytest.mark.slow
-def test_run_restarts_a_worker_killed_with_sigkill(live_helpers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_run_restarts_a_worker_killed_with_sigkill(live_helpers, wait_for, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import json
     import urllib.request
 

@@ -93,34 +93,25 @@ def _get_json(url: str) -> dict:
         return json.loads(response.read())
 
 
-def _wait(predicate, timeout: float = 30.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError("condition not met in time")
-
-
 @pytest.mark.slow
 def test_run_keeps_serving_and_following_after_deep_files_and_pushes(
     run_server,
     manage,
+    wait_for,
     tmp_path: Path,  # type: ignore[no-untyped-def]
 ) -> None:
     root = tmp_path / "root"
     agent = deep_agent(root)
     server = run_server(root)
     rows = lambda: _get_json(f"{server.url}/?format=json")["agents"][0]["rows"]  # noqa: E731
-    assert _wait(lambda: rows() == 2)
+    assert wait_for(lambda: rows() == 2)
     # The agent keeps writing: a deep line, then a good one; the watcher must not freeze.
     with open(agent / "offload-s1.jsonl", "a") as handle:
         handle.write(DEEP_ROW + "\n")
     time.sleep(0.3)
     with open(agent / "offload-s1.jsonl", "a") as handle:
         handle.write(json.dumps({"tool_call_id": "call_after", "summary": "later"}) + "\n")
-    assert _wait(lambda: rows() == 3)
+    assert wait_for(lambda: rows() == 3)
     detail = _get_json(f"{server.url}/a/main/?format=json")
     assert [p["line_no"] for p in detail["sessions"][0]["problems"]] == [2, 4]
     assert server.proc.poll() is None
