@@ -29,7 +29,7 @@ from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_li
 def home(request: HttpRequest) -> HttpResponse:
     data = selectors.agents_list()
     data["data_root"] = str(settings.MEMVIZ_DATA_ROOT)
-    jobs = IngestJob.objects.all()[:5]
+    jobs = [_job_json(job) for job in IngestJob.objects.all()[:5]]
     return render_page(request, "agent_sessions/home.html", data, extra={"jobs": jobs})
 
 
@@ -159,6 +159,7 @@ def _job_json(job: IngestJob) -> dict:
         "report": job.report,
         "attempts": job.attempts,
         "stale": job_is_stale(job),
+        "finished": job.finished,
     }
 
 
