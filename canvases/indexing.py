@@ -10,6 +10,7 @@ from typing import Any
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas, CanvasNode, Revision
+from sessions.memory.paths import open_regular
 from sessions.models import Agent
 
 NUMBER_PREFIX = re.compile(r"^(\d+)-")
@@ -38,7 +39,9 @@ def parsed(text: str) -> ParsedCanvas:
 
 
 def read_text(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", errors="replace")
+    """``<agent>/mmds/<file>``, opened without following a link anywhere in those three names."""
+    with open_regular(path, folders=2) as handle:
+        return handle.read().decode("utf-8", errors="replace")
 
 
 def canvas_apply_text(
@@ -159,7 +162,10 @@ def canvas_index_file(agent: Agent, path: Path) -> bool:
     canvas = Canvas.objects.filter(agent=agent, filename=path.name).first()
     if canvas and canvas.size == st.st_size and canvas.mtime_ns == st.st_mtime_ns:
         return False
-    text = read_text(path)
+    try:
+        text = read_text(path)
+    except OSError:  # gone, or a link swapped in since the folder was listed: not indexed
+        return False
     if canvas and canvas.content_hash == content_hash(text):
         canvas.mtime_ns = st.st_mtime_ns
         canvas.save(update_fields=["mtime_ns"])

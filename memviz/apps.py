@@ -16,5 +16,7 @@ class MemvizConfig(AppConfig):
     name = "memviz"
 
     def ready(self) -> None:
+        from memviz import throttle  # noqa: F401 - connects the login-failure receivers
+
         gc.freeze()  # start-up objects (modules, settings, URL maps) are never garbage
         gc.set_threshold(*GC_THRESHOLDS)

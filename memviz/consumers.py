@@ -111,8 +111,9 @@ class StreamConsumer(WebsocketConsumer):
         if not self.authorized:
             try:
                 token = json.loads(body).get("token", "")
-            except (ValueError, AttributeError):
+            except Exception:  # noqa: BLE001 - any unreadable first message is a bad token
                 token = ""
+            token = token if isinstance(token, str) else ""
             self.authorized = bool(token) and token_check(self.agent_name, token)
             if not self.authorized:
                 self.send(text_data=json.dumps({"error": "bad token", "status": 401}))
@@ -124,5 +125,9 @@ class StreamConsumer(WebsocketConsumer):
             result = stream_apply(agent_name=self.agent_name, body=body)
         except StreamTooLarge as exc:
             self.send(text_data=json.dumps({"error": str(exc), "status": 413}))
+            return
+        except Exception as exc:  # noqa: BLE001 - the socket outlives one bad message
+            message = f"could not apply these events ({type(exc).__name__})"
+            self.send(text_data=json.dumps({"error": message, "status": 500}))
             return
         self.send(text_data=json.dumps(result.as_dict()))

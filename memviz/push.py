@@ -200,8 +200,8 @@ def _text(path: Path) -> str:
 def _json_event(kind: str, path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except (ValueError, UnicodeDecodeError):
-        return None  # mid-write or corrupt: sent once it parses
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None  # mid-write or corrupt (or hostile nesting): sent once it parses
     if not isinstance(data, dict):
         return None
     return {"type": kind, kind: data}

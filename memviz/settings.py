@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 
+from memviz.local_state import anonymous_view_allowed, private_file, private_folder, secret_key
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = Path(os.environ.get("MEMVIZ_VAR_DIR", BASE_DIR / "var"))
-VAR_DIR.mkdir(parents=True, exist_ok=True)
+# 0700: the index, the secret key, uploads and pushed memory are the running user's alone.
+VAR_DIR = private_folder(Path(os.environ.get("MEMVIZ_VAR_DIR", BASE_DIR / "var")))
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -28,15 +31,43 @@ def _default_data_root() -> Path:
     return user_root if user_root.is_dir() else BASE_DIR / "demo" / "context-offload"
 
 
-SECRET_KEY = os.environ.get("MEMVIZ_SECRET_KEY", "memviz-local-only-insecure-key")
+def _env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+# No built-in key: MEMVIZ_SECRET_KEY, or a random one made at first start in var/ (0600).
+SECRET_KEY = os.environ.get("MEMVIZ_SECRET_KEY") or secret_key(VAR_DIR)
 DEBUG = _env_bool("MEMVIZ_DEBUG", False)
+# Where the server listens; `manage.py run --host` overrides it (and anonymous viewing with it).
 BIND_HOST = os.environ.get("MEMVIZ_HOST", "127.0.0.1")
-ALLOWED_HOSTS = [
-    h.strip() for h in os.environ.get("MEMVIZ_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",")
+# --- deployment behind a TLS-terminating reverse proxy (README "Security") -------------------
+# Origins the browser shows, e.g. https://memviz.example.org: CSRF and websocket origins.
+CSRF_TRUSTED_ORIGINS = _env_list("MEMVIZ_TRUSTED_ORIGINS")
+MEMVIZ_BEHIND_TLS_PROXY = _env_bool("MEMVIZ_BEHIND_TLS_PROXY", False)
+ALLOWED_HOSTS = _env_list("MEMVIZ_ALLOWED_HOSTS", "127.0.0.1,localhost") + [
+    urlsplit(origin).hostname or "" for origin in CSRF_TRUSTED_ORIGINS
 ]
-# Anonymous viewing is allowed only when the server listens on loopback.
-MEMVIZ_ANONYMOUS_VIEW = _env_bool(
-    "MEMVIZ_ANONYMOUS_VIEW", BIND_HOST in {"127.0.0.1", "localhost", "::1"}
+if MEMVIZ_BEHIND_TLS_PROXY:
+    # The proxy sets X-Forwarded-Proto (and X-Forwarded-For, used by login throttling); it
+    # must overwrite any the client sent.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("MEMVIZ_HSTS_SECONDS", 365 * 24 * 3600))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("MEMVIZ_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = _env_bool("MEMVIZ_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        # Preloading is a commitment for the whole domain; it stays the operator's choice.
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+
+# Published through a proxy: not loopback-only, whatever address memviz itself listens on.
+MEMVIZ_PUBLISHED = MEMVIZ_BEHIND_TLS_PROXY or bool(CSRF_TRUSTED_ORIGINS)
+MEMVIZ_ANONYMOUS_VIEW_WANTED = _env_bool("MEMVIZ_ANONYMOUS_VIEW", True)
+# Anonymous reading only when memviz listens on loopback; `manage.py run --host` recomputes it.
+MEMVIZ_ANONYMOUS_VIEW = anonymous_view_allowed(
+    BIND_HOST, published=MEMVIZ_PUBLISHED, wanted=MEMVIZ_ANONYMOUS_VIEW_WANTED
 )
 
 MEMVIZ_DATA_ROOT = Path(os.environ.get("MEMVIZ_DATA_ROOT", _default_data_root())).expanduser()
@@ -65,6 +96,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "memviz.security_headers.SecurityHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -103,6 +135,8 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    if not os.environ.get("DATABASE_URL"):
+        private_file(VAR_DIR / "memviz.sqlite3")  # 0600 before SQLite creates it 0644
     # WAL lets the watcher and Celery worker write while pages read.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
@@ -114,6 +148,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test-memviz-{os.getpid()}.sqlite3")}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Every password check (the login page, the admin) goes through the throttle first.
+AUTHENTICATION_BACKENDS = ["memviz.throttle.ThrottledModelBackend"]
+MEMVIZ_LOGIN_MAX_FAILURES = int(os.environ.get("MEMVIZ_LOGIN_MAX_FAILURES", 10))
+MEMVIZ_LOGIN_COOLOFF_SECONDS = int(os.environ.get("MEMVIZ_LOGIN_COOLOFF_SECONDS", 15 * 60))
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -160,8 +198,20 @@ else:
 
 CELERY_TASK_ALWAYS_EAGER = _env_bool("MEMVIZ_CELERY_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
+# A task is acknowledged when it ends, so a worker that dies mid-task does not lose it: Redis
+# redelivers it after the visibility timeout. The filesystem transport removes a message when it
+# is received and never redelivers, so memviz also recovers jobs itself (sessions/jobs.py): a
+# running job whose heartbeat stops is re-queued, and failed after MEMVIZ_JOB_MAX_ATTEMPTS.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+MEMVIZ_JOB_VISIBILITY_SECONDS = int(os.environ.get("MEMVIZ_JOB_VISIBILITY_SECONDS", 3600))
+MEMVIZ_JOB_HEARTBEAT_SECONDS = float(os.environ.get("MEMVIZ_JOB_HEARTBEAT_SECONDS", 2))
+MEMVIZ_JOB_STALE_SECONDS = float(os.environ.get("MEMVIZ_JOB_STALE_SECONDS", 30))
+MEMVIZ_JOB_MAX_ATTEMPTS = int(os.environ.get("MEMVIZ_JOB_MAX_ATTEMPTS", 3))
+if REDIS_URL:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": MEMVIZ_JOB_VISIBILITY_SECONDS}
 
 LOGGING = {
     "version": 1,

@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from canvases import views as canvas_views
+from memviz.throttle import ThrottledLoginView
 from sessions import views as session_views
 
 urlpatterns = [
@@ -12,9 +13,13 @@ urlpatterns = [
     path("search/", session_views.search_page, name="search"),
     path("ingest/", session_views.ingest_view, name="ingest"),
     path("upload/", session_views.upload_view, name="upload"),
-    path("tokens/", session_views.token_create_view, name="token-create"),
+    path("uploads/", session_views.uploads_page, name="uploads"),
+    path("uploads/<str:upload_id>/delete/", session_views.upload_delete_view, name="upload-delete"),
+    path("tokens/", session_views.tokens_view, name="tokens"),
+    path("tokens/<str:agent>/revoke/", session_views.token_revoke_view, name="token-revoke"),
     path("jobs/<int:job_id>/", session_views.job_page, name="job"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("jobs/<int:job_id>/retry/", session_views.job_retry_view, name="job-retry"),
+    path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("a/<str:agent>/", session_views.agent_page, name="agent"),

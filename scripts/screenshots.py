@@ -77,7 +77,7 @@ def main() -> int:
             page.screenshot(path=str(OUT / "session.png"))
             page.goto(f"{base}/a/{agent}/")
             page.locator("tr.active a").first.click()
-            page.wait_for_function("document.body.dataset.canvasRendered", timeout=20000)
+            page.wait_for_function("() => document.body.dataset.canvasRendered", timeout=20000)
             nodes = page.locator(".mermaid-host svg g.node")
             nodes.nth(min(1, nodes.count() - 1)).click()
             page.locator("#node-panel .node-detail").wait_for(timeout=10000)

@@ -5,7 +5,9 @@ Files on disk are the source of truth; these tables hold what needs querying, ne
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
 
@@ -131,6 +133,11 @@ class IngestJob(models.Model):
     report = NulSafeJSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Recovery from a dead worker (sessions/jobs.py): the running task beats; a silent one is
+    # re-queued until MEMVIZ_JOB_MAX_ATTEMPTS, then failed with a retry button.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.IntegerField(default=0)
+    worker = NulSafeCharField(max_length=200, blank=True, default="")
 
     class Meta:
         ordering = ["-created_at"]
@@ -149,5 +156,9 @@ class StreamToken(models.Model):
 
     agent_name = NulSafeCharField(max_length=200, unique=True)
     token_hash = NulSafeCharField(max_length=64)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Who may rotate or revoke it besides staff; None for tokens made with `manage.py stream_token`.
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )

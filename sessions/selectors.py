@@ -11,6 +11,7 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from canvases.models import Canvas, CanvasNode
+from sessions.memory.layout import folder_refusals
 from sessions.memory.paths import UnsafePath
 from sessions.memory.refs import resolve_ref
 from sessions.models import Agent, AgentSession, Ref, Row
@@ -150,6 +151,7 @@ def agent_detail(agent: Agent) -> dict[str, Any]:
         "agent": agent_summary(agent),
         "state": {"data": agent.state_data, "error": agent.state_error or None},
         "registry_error": agent.registry_error or None,
+        "refused_links": folder_refusals(Path(agent.path)),
         "canvases": canvases,
         "sessions": sessions,
         "unplaced_rows": unplaced.count(),

@@ -18,13 +18,16 @@ duplicate events are harmless.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
+import logging
 import os
 import re
 import secrets
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,11 +36,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from sessions.memory.atomic import lock_folder, write_atomic
-from sessions.memory.jsonl import read_rows, sanitize_unsafe_chars
+from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
 from sessions.memory.layout import is_ignored_name, is_offload_file_name
-from sessions.memory.paths import UnsafePath, check_relative, confine
+from sessions.memory.paths import UnsafePath, check_relative, confine, is_link
 from sessions.models import StreamToken
 
+log = logging.getLogger(__name__)
 AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,199}$")
 EVENT_TYPES = ("row", "ref", "canvas", "state", "registry")
 
@@ -75,16 +79,64 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def token_create(agent_name: str) -> str:
-    """Create (or replace) the agent's token and return it; only its hash is stored."""
+class TokenForbidden(PermissionError):
+    """Only staff, or the user who created an agent's token, may replace or revoke it."""
+
+
+def token_may_manage(token: StreamToken, user: Any) -> bool:
+    if user is None:  # the `stream_token` command: whoever runs it owns the installation
+        return True
+    return bool(user.is_staff or (token.created_by_id and token.created_by_id == user.pk))
+
+
+def token_create(agent_name: str, *, user: Any = None) -> str:
+    """Create (or replace) the agent's token and return it; only its hash is stored.
+
+    Replacing another user's token needs staff rights (``user=None`` is the command line).
+    """
     problem = agent_name_check(agent_name)
     if problem:
         raise ValueError(problem)
+    existing = StreamToken.objects.filter(agent_name=agent_name).first()
+    if existing is not None and not token_may_manage(existing, user):
+        raise TokenForbidden(
+            f"the push token of {agent_name!r} belongs to another user; ask staff to rotate it"
+        )
     token = secrets.token_urlsafe(32)
     StreamToken.objects.update_or_create(
-        agent_name=agent_name, defaults={"token_hash": token_hash(token), "last_used_at": None}
+        agent_name=agent_name,
+        defaults={
+            "token_hash": token_hash(token),
+            "last_used_at": None,
+            "created_by": user if user is not None and user.is_authenticated else None,
+            "created_at": timezone.now(),
+        },
     )
     return token
+
+
+def token_revoke(agent_name: str, *, user: Any) -> None:
+    """Delete the agent's token: pushes with it are refused from now on."""
+    token = StreamToken.objects.filter(agent_name=agent_name).first()
+    if token is None:
+        raise ValueError(f"{agent_name!r} has no push token")
+    if not token_may_manage(token, user):
+        raise TokenForbidden(f"the push token of {agent_name!r} belongs to another user")
+    token.delete()
+
+
+def tokens_list(user: Any) -> list[dict[str, Any]]:
+    """Every push token (never its hash), and whether ``user`` may rotate or revoke it."""
+    return [
+        {
+            "agent": token.agent_name,
+            "created_by": token.created_by.get_username() if token.created_by else None,
+            "created_at": token.created_at,
+            "last_used_at": token.last_used_at,
+            "may_manage": token_may_manage(token, user),
+        }
+        for token in StreamToken.objects.select_related("created_by").order_by("agent_name")
+    ]
 
 
 def token_check(agent_name: str, token: str) -> bool:
@@ -162,11 +214,16 @@ def _session_file_name(session: Any) -> str:
     if not isinstance(session, str) or not session:
         raise EventError("'session' must be a non-empty string")
     name = f"offload-{session}.jsonl"
-    if "/" in session or "\\" in session or "\x00" in session or ".." in session:
+    if "/" in session or "\\" in session or ".." in session or _has_control(session):
         raise EventError(f"unsafe session id: {session!r}")
     if not is_offload_file_name(name) or len(name) > 255:
         raise EventError(f"unusable session id: {session!r}")
     return name
+
+
+def _has_control(text: str) -> bool:
+    """Control, format (bidi overrides, zero-width) and line/paragraph separator characters."""
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
 
 
 def row_line(row: dict[str, Any]) -> bytes:
@@ -234,7 +291,7 @@ def _apply_rows(folder: Path, file_name: str, rows: list[dict[str, Any]], result
             result.applied += 1
         if appends:
             data = b"".join(appends)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
             try:
                 # A file whose last line has no newline yet would glue our row onto it.
                 if index.offset < os.fstat(fd).st_size:
@@ -260,6 +317,8 @@ def _rewrite_rows(path: Path, replaced: dict[str, dict[str, Any]]) -> None:
 
 def _write_if_changed(path: Path, data: bytes, result: StreamResult) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
+    if is_link(path):
+        raise ValueError(f"{path.name} is a symbolic link; memviz does not write through links")
     try:
         if path.read_bytes() == data:
             result.duplicates += 1
@@ -276,6 +335,79 @@ def _pretty_json(value: Any, key: str) -> bytes:
     return json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8")
 
 
+@dataclass
+class ParsedEvents:
+    """The events of one body that passed validation, and the errors of the others."""
+
+    # offload file name -> (line number, row) in body order
+    rows: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
+    # (line number, path relative to the agent folder, bytes)
+    files: list[tuple[int, str, bytes]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _event_target(event: Any) -> tuple[str, Any]:
+    """("row", (file name, row)) or ("file", (relative path, bytes)); EventError otherwise."""
+    if not isinstance(event, dict):
+        raise EventError("an event must be a JSON object")
+    if nesting_exceeds(event, MAX_NESTING + 2):  # the row or state sits 2 levels down
+        raise EventError(f"event nested more than {MAX_NESTING} levels deep")
+    kind = event.get("type")
+    if kind == "row":
+        row = event.get("row")
+        if not isinstance(row, dict):
+            raise EventError("'row' must be an object")
+        tcid = row.get("tool_call_id")
+        if not isinstance(tcid, str) or not tcid:
+            raise EventError("row needs a non-empty string tool_call_id")
+        return "row", (_session_file_name(event.get("session")), row)
+    if kind == "ref":
+        name = _file_name(event.get("name"), folder="refs", suffix=".md")
+        return "file", (f"refs/{name}", _text(event))
+    if kind == "canvas":
+        name = _file_name(event.get("name"), folder="mmds", suffix=".mmd")
+        return "file", (f"mmds/{name}", _text(event))
+    if kind == "state":
+        return "file", ("state.json", _pretty_json(event.get("state"), "state"))
+    if kind == "registry":
+        return "file", ("sessions-registry.json", _pretty_json(event.get("registry"), "registry"))
+    raise EventError(f"unknown event type {kind!r} (expected one of {EVENT_TYPES})")
+
+
+def events_parse(lines: list[tuple[int, bytes]]) -> ParsedEvents:
+    """Validate every event; one that fails in any way is an error of its line, never a crash."""
+    parsed = ParsedEvents()
+    for number, line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError as exc:
+            parsed.errors.append({"line": number, "reason": f"not JSON: {exc}"})
+            continue
+        except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on hostile nesting
+            parsed.errors.append({"line": number, "reason": f"unreadable ({type(exc).__name__})"})
+            continue
+        try:
+            what, (target, payload) = _event_target(event)
+        except EventError as exc:
+            parsed.errors.append({"line": number, "reason": str(exc)})
+            continue
+        except Exception as exc:  # noqa: BLE001 - one bad event never fails the batch
+            parsed.errors.append({"line": number, "reason": f"refused ({type(exc).__name__})"})
+            continue
+        if what == "row":
+            parsed.rows.setdefault(target, []).append((number, payload))
+        else:
+            parsed.files.append((number, target, payload))
+    return parsed
+
+
+def _failure(exc: BaseException) -> str:
+    # OSError texts carry absolute paths; the client learns what failed, not where.
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}" if isinstance(exc, ValueError) else type(exc).__name__
+
+
 def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamResult:
     """Apply every valid event of ``body``; errors are reported per line and skip that event."""
     from sessions.ingest import ingest_agent_dir
@@ -283,55 +415,32 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
     lines = split_events(body)
     folder = agent_dir(agent_name)
     result = StreamResult(agent=agent_name)
-    rows_by_file: dict[str, list[dict[str, Any]]] = {}
-    files: list[tuple[int, Path, bytes]] = []
-    for number, line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError as exc:
-            result.errors.append({"line": number, "reason": f"not JSON: {exc}"})
-            continue
-        try:
-            if not isinstance(event, dict):
-                raise EventError("an event must be a JSON object")
-            kind = event.get("type")
-            if kind == "row":
-                row = event.get("row")
-                if not isinstance(row, dict):
-                    raise EventError("'row' must be an object")
-                tcid = row.get("tool_call_id")
-                if not isinstance(tcid, str) or not tcid:
-                    raise EventError("row needs a non-empty string tool_call_id")
-                rows_by_file.setdefault(_session_file_name(event.get("session")), []).append(row)
-            elif kind == "ref":
-                name = _file_name(event.get("name"), folder="refs", suffix=".md")
-                files.append((number, folder / "refs" / name, _text(event)))
-            elif kind == "canvas":
-                name = _file_name(event.get("name"), folder="mmds", suffix=".mmd")
-                files.append((number, folder / "mmds" / name, _text(event)))
-            elif kind == "state":
-                files.append(
-                    (number, folder / "state.json", _pretty_json(event.get("state"), "state"))
-                )
-            elif kind == "registry":
-                data = _pretty_json(event.get("registry"), "registry")
-                files.append((number, folder / "sessions-registry.json", data))
-            else:
-                raise EventError(f"unknown event type {kind!r} (expected one of {EVENT_TYPES})")
-        except EventError as exc:
-            result.errors.append({"line": number, "reason": str(exc)})
-    if not rows_by_file and not files:
+    parsed = events_parse(lines)
+    result.errors.extend(parsed.errors)
+    if not parsed.rows and not parsed.files:
         return result
     for sub in ("refs", "mmds"):
-        (folder / sub).mkdir(parents=True, exist_ok=True)
+        # The spec's layout; a write that then cannot happen is reported with its own event.
+        with contextlib.suppress(OSError):
+            (folder / sub).mkdir(parents=True, exist_ok=True)
     with _indexes_lock:
-        for file_name, rows in rows_by_file.items():
-            _apply_rows(folder, file_name, rows, result)
-    for number, path, data in files:
+        for file_name, numbered in parsed.rows.items():
+            try:
+                _apply_rows(folder, file_name, [row for _, row in numbered], result)
+            except Exception as exc:  # noqa: BLE001 - reported on every line of that file
+                _indexes.pop(folder / file_name, None)
+                reason = f"could not write {file_name}: {_failure(exc)}"
+                result.errors.extend({"line": n, "reason": reason} for n, _ in numbered)
+    for number, relative, data in parsed.files:
         try:
-            _write_if_changed(path, data, result)
-        except (OSError, ValueError) as exc:
-            result.errors.append({"line": number, "reason": f"could not write: {exc}"})
+            _write_if_changed(folder / relative, data, result)
+        except Exception as exc:  # noqa: BLE001
+            result.errors.append({"line": number, "reason": f"could not write: {_failure(exc)}"})
     if index and result.applied:
-        ingest_agent_dir(folder, root=push_root())
+        try:
+            ingest_agent_dir(folder, root=push_root())
+        except Exception:  # noqa: BLE001 - the events are on disk; a later ingest indexes them
+            log.exception("push to %s: written, but indexing failed", agent_name)
+            reason = "events were written but indexing them failed; the next ingest retries"
+            result.errors.append({"line": 0, "reason": reason})
     return result

@@ -2,35 +2,34 @@
 
 from __future__ import annotations
 
-import re
-import secrets
-import tempfile
 from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from memviz.pages import json_response, render_page, wants_json
+from memviz.public_errors import scrub_paths
 from sessions import selectors
-from sessions.archive import ArchiveError, unpack_archive
-from sessions.memory.paths import UnsafePath, confine
+from sessions.archive import ArchiveError
+from sessions.jobs import job_dispatch, job_is_stale, job_retry
+from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import AgentSession, IngestJob, Ref
 from sessions.ref_render import code_to_html, markdown_to_html
-from sessions.stream import token_create
-from sessions.tasks import ingest_task
+from sessions.stream import TokenForbidden, token_create, token_revoke, tokens_list
+from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
     data = selectors.agents_list()
     data["data_root"] = str(settings.MEMVIZ_DATA_ROOT)
-    jobs = IngestJob.objects.all()[:5]
+    jobs = [_job_json(job) for job in IngestJob.objects.all()[:5]]
     return render_page(request, "agent_sessions/home.html", data, extra={"jobs": jobs})
 
 
@@ -56,8 +55,9 @@ def _ref_lookup(agent_slug: str, name: str) -> tuple[Ref, Path]:
     ref = Ref.objects.filter(agent=agent, name__in=[f"refs/{name}", name]).order_by("name").first()
     if ref is None:
         raise RefMissing(f"ref {name!r} is not in this agent's folder")
-    path = confine(Path(agent.path), ref.name)
-    return ref, path
+    confine(Path(agent.path), ref.name)  # refuses names that leave the folder
+    # Opened by its own name, not the resolved one: a link on the way is refused when opened.
+    return ref, Path(agent.path) / ref.name
 
 
 class RefMissing(LookupError):
@@ -72,21 +72,25 @@ def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponse:
         return _ref_error(request, agent, name, f"refused: {exc}", 400)
     except RefMissing as exc:
         return _ref_error(request, agent, name, f"missing: {exc}", 404)
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         return _ref_error(request, agent, name, "missing: the file is gone from disk", 404)
-    if request.GET.get("raw"):
-        response = FileResponse(
-            open(path, "rb"),  # noqa: SIM115 - FileResponse closes it
-            as_attachment=True,
-            filename=path.name,
-            content_type="text/plain; charset=utf-8",
-        )
-        return response
     try:
         offset = max(0, int(request.GET.get("offset", 0)))
     except ValueError:
         offset = 0
-    page = read_ref_page(path, offset=offset, limit=settings.MEMVIZ_REF_PAGE_BYTES)
+    try:
+        if request.GET.get("raw"):
+            return FileResponse(
+                open_regular(path, folders=2),  # FileResponse closes it
+                as_attachment=True,
+                filename=path.name,
+                content_type="text/plain; charset=utf-8",
+            )
+        page = read_ref_page(path, offset=offset, limit=settings.MEMVIZ_REF_PAGE_BYTES)
+    except LinkRefused as exc:
+        return _ref_error(request, agent, name, f"refused: {exc}", 400)
+    except OSError as exc:
+        return _ref_error(request, agent, name, f"unreadable: {exc.strerror}", 404)
     whole = page.offset == 0 and page.next_offset is None
     data = {
         "agent": agent,
@@ -151,19 +155,34 @@ def _job_json(job: IngestJob) -> dict:
         "done": job.done,
         "total": job.total,
         "percent": job.percent,
-        "message": job.message,
+        "message": scrub_paths(job.message),
         "report": job.report,
+        "attempts": job.attempts,
+        "stale": job_is_stale(job),
+        "finished": job.finished,
     }
 
 
 def ingest_start(path: Path) -> IngestJob:
     job = IngestJob.objects.create(path=str(path))
-    ingest_task.delay_on_commit(job.pk)
+    job_dispatch(job)
     return job
+
+
+def _login_needed(request: HttpRequest, what: str) -> HttpResponse | None:
+    """None for a signed-in user; otherwise the refusal (403 JSON, or the login page)."""
+    if request.user.is_authenticated:
+        return None
+    if wants_json(request) or getattr(request, "htmx", False):
+        return JsonResponse({"error": f"log in to {what}"}, status=403)
+    return redirect_to_login(reverse("home"))
 
 
 @require_POST
 def ingest_view(request: HttpRequest) -> HttpResponse:
+    refused = _login_needed(request, "re-ingest")
+    if refused:
+        return refused
     job = ingest_start(Path(settings.MEMVIZ_DATA_ROOT))
     return _job_response(request, job)
 
@@ -182,58 +201,127 @@ def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     return render_page(request, "agent_sessions/job.html", {"job": _job_json(job)}, partial="job")
 
 
-SAFE_STEM = re.compile(r"[^\w.-]+")
+@require_POST
+def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    refused = _login_needed(request, "retry an ingest")
+    if refused:
+        return refused
+    job = get_object_or_404(IngestJob, pk=job_id)
+    if not job_retry(job):
+        message = "only a failed or stalled ingest can be retried"
+        if wants_json(request):
+            return json_response({"error": message}, status=409)
+        messages.error(request, message)
+        return redirect(reverse("job", args=[job.pk]))
+    job.refresh_from_db()
+    return _job_response(request, job)
 
 
 @require_POST
 def upload_view(request: HttpRequest) -> HttpResponse:
+    refused = _login_needed(request, "upload")
+    if refused:
+        return refused
     upload = request.FILES.get("archive")
     error = None
+    root = None
     if upload is None:
         error = "choose a .zip or .tar.gz file to upload"
     elif upload.size > settings.MEMVIZ_UPLOAD_MAX_BYTES:
         error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
-    if error is None:
-        assert upload is not None
-        stem = re.sub(r"(\.tar\.gz|\.tgz|\.zip|\.tar)$", "", upload.name or "upload")
-        stem = SAFE_STEM.sub("_", stem).strip("._") or "upload"
-        dest = Path(settings.MEMVIZ_UPLOAD_ROOT) / secrets.token_hex(4) / stem
-        with tempfile.NamedTemporaryFile(suffix=".upload") as tmp:
-            for chunk in upload.chunks():
-                tmp.write(chunk)
-            tmp.flush()
-            try:
-                root = unpack_archive(
-                    Path(tmp.name), dest, max_bytes=settings.MEMVIZ_UNPACKED_MAX_BYTES
-                )
-            except ArchiveError as exc:
-                error = f"upload refused: {exc}"
-    if error is not None:
+    else:
+        try:
+            root = upload_store(upload.chunks(), upload.name or "upload")
+        except ArchiveError as exc:
+            error = scrub_paths(f"upload refused: {exc}")
+    if error is not None or root is None:
         if wants_json(request):
             return json_response({"error": error}, status=400)
-        messages.error(request, error)
+        messages.error(request, error or "upload refused")
         return redirect("home")
     job = ingest_start(root)
     return _job_response(request, job)
 
 
+@require_GET
+def uploads_page(request: HttpRequest) -> HttpResponse:
+    refused = _login_needed(request, "manage uploads")
+    if refused:
+        return refused
+    uploads = [
+        {"id": u.id, "name": u.name, "uploaded_at": u.uploaded_at, "agents": u.agents}
+        for u in uploads_list()
+    ]
+    return render_page(request, "agent_sessions/uploads.html", {"uploads": uploads})
+
+
 @require_POST
-def token_create_view(request: HttpRequest) -> HttpResponse:
-    """Create (or replace) the push token of an agent; shown once, only its hash is kept."""
-    if not request.user.is_authenticated:
+def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
+    refused = _login_needed(request, "delete uploads")
+    if refused:
+        return refused
+    try:
+        slugs = upload_delete(upload_id)
+    except LookupError:
+        return json_response({"error": "no such upload"}, status=404)
+    except UploadBusy as exc:
         if wants_json(request):
-            return json_response({"error": "log in to create push tokens"}, status=403)
-        return redirect_to_login(request.get_full_path())
+            return json_response({"error": str(exc)}, status=409)
+        messages.error(request, f"not deleted: {exc}")
+        return redirect("uploads")
+    if wants_json(request):
+        return json_response({"deleted": upload_id, "agents": slugs})
+    messages.success(request, f"upload {upload_id} deleted ({len(slugs)} agents)")
+    return redirect("uploads")
+
+
+def _token_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    if wants_json(request):
+        return json_response({"error": message}, status=status)
+    messages.error(request, message)
+    return redirect("tokens")
+
+
+def tokens_view(request: HttpRequest) -> HttpResponse:
+    """GET: the push tokens (agent, created by, last used); POST: create or rotate one."""
+    refused = _login_needed(request, "manage push tokens")
+    if refused:
+        return refused
+    if request.method == "POST":
+        return _token_create(request)
+    if request.method != "GET":
+        return HttpResponse(status=405)
+    return render_page(request, "agent_sessions/tokens.html", {"tokens": tokens_list(request.user)})
+
+
+def _token_create(request: HttpRequest) -> HttpResponse:
+    """Create (or rotate) the push token of an agent; shown once, only its hash is kept."""
     name = request.POST.get("agent", "").strip()
     try:
-        token = token_create(name)
+        token = token_create(name, user=request.user)
+    except TokenForbidden as exc:
+        return _token_refusal(request, str(exc), 403)
     except ValueError as exc:
-        if wants_json(request):
-            return json_response({"error": str(exc)}, status=400)
-        messages.error(request, str(exc))
-        return redirect("home")
+        return _token_refusal(request, str(exc), 400)
     url = request.build_absolute_uri(reverse("home"))
     data = {"agent": name, "token": token, "push_url": url}
     if wants_json(request):
         return json_response(data, status=201)
     return render_page(request, "agent_sessions/token.html", data)
+
+
+@require_POST
+def token_revoke_view(request: HttpRequest, agent: str) -> HttpResponse:
+    refused = _login_needed(request, "revoke push tokens")
+    if refused:
+        return refused
+    try:
+        token_revoke(agent, user=request.user)
+    except TokenForbidden as exc:
+        return _token_refusal(request, str(exc), 403)
+    except ValueError as exc:
+        return _token_refusal(request, str(exc), 404)
+    if wants_json(request):
+        return json_response({"revoked": agent})
+    messages.success(request, f"the push token of {agent} is revoked")
+    return redirect("tokens")

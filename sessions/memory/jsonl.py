@@ -6,17 +6,23 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import wraps
 from pathlib import Path
 from typing import Any, Literal
 
+from sessions.memory.paths import LinkRefused, open_regular
+
 __all__ = [
     "HEAD_BYTES",
+    "MAX_NESTING",
     "JsonlChunk",
     "LineProblem",
     "Row",
     "TailState",
     "file_head_hash",
+    "nesting_exceeds",
     "normalize_id",
     "parse_line",
     "read_rows",
@@ -27,6 +33,9 @@ __all__ = [
 HEAD_BYTES = 4096
 EXCERPT_CHARS = 200
 _BLOCK = 1 << 20
+# Rows and state nested deeper than this are reported, not indexed: the plugin writes flat
+# objects, and every later json.dumps / jsonb / template of a deeper value recurses that deep.
+MAX_NESTING = 64
 
 # The plugin's "unsafe" set (parseJsonlSafe retry and every write): U+FFFD, C0 controls but
 # TAB/LF/CR, C1 controls, lone surrogates, zero-width U+200B-U+200F, LS/PS and the BOM.
@@ -148,6 +157,34 @@ def parse_line(raw: bytes, line_no: int, offset: int) -> Row | LineProblem | Non
     if not text:
         return None
     try:
+        return _parse_text(text, line_no, offset)
+    except Exception as error:  # noqa: BLE001 - one hostile line is that line's problem
+        # RecursionError from a line nested thousands deep, MemoryError, anything else.
+        reason = f"unreadable line ({type(error).__name__})"
+        return LineProblem(line_no, offset, "corrupt", reason, _excerpt(text))
+
+
+def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
+    """True when ``value`` holds containers nested more than ``limit`` deep (no recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values() if isinstance(v, dict | list))
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item if isinstance(v, dict | list))
+    return False
+
+
+def _maybe_deep(text: str) -> bool:
+    # A cheap pre-filter: brackets inside strings count too, so it only rules depth out.
+    return text.count("{") + text.count("[") > MAX_NESTING
+
+
+def _parse_text(text: str, line_no: int, offset: int) -> Row | LineProblem:
+    try:
         data = _loads(text)
     except ValueError as first_error:
         try:
@@ -156,6 +193,9 @@ def parse_line(raw: bytes, line_no: int, offset: int) -> Row | LineProblem | Non
             return LineProblem(
                 line_no, offset, "corrupt", f"invalid JSON: {first_error}", _excerpt(text)
             )
+    if _maybe_deep(text) and nesting_exceeds(data):
+        reason = f"nested more than {MAX_NESTING} levels deep"
+        return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
     if not isinstance(data, dict):
         reason = f"not a JSON object (a {type(data).__name__})"
         return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
@@ -199,8 +239,16 @@ def _hash_prefix(handle: Any, length: int) -> str:
 
 
 def file_head_hash(path: Path, length: int | None = None) -> str:
-    """SHA-256 of the first `length` bytes (default min(size, 4096))."""
-    with open(path, "rb") as handle:
+    """SHA-256 of the first `length` bytes (default min(size, 4096)).
+
+    A file memviz refuses to open (a link) gets a fresh value that matches no stored hash, so
+    whoever compares prefixes re-reads it whole and meets the refusal there.
+    """
+    try:
+        handle = open_regular(path, folders=1)
+    except LinkRefused:
+        return "refused-" + os.urandom(28).hex()
+    with handle:
         if length is None:
             length = min(os.fstat(handle.fileno()).st_size, HEAD_BYTES)
         return _hash_prefix(handle, length)
@@ -236,6 +284,22 @@ class _Reader:
         self.line_no += 1
 
 
+def _refusal_reported(read: Callable[..., JsonlChunk]) -> Callable[..., JsonlChunk]:
+    """A file memviz refuses to open (a link, a FIFO) reads as no rows and one problem."""
+
+    @wraps(read)
+    def reader(path: Path, **kwargs: Any) -> JsonlChunk:
+        try:
+            return read(path, **kwargs)
+        except LinkRefused as refused:
+            start = kwargs.get("start_offset", 0)
+            problem = LineProblem(kwargs.get("start_line_no", 1), start, "corrupt", str(refused), "")
+            return JsonlChunk([], [problem], start, start, kwargs.get("start_line_no", 1), "")
+
+    return reader
+
+
+@_refusal_reported
 def read_rows(
     path: Path,
     *,
@@ -250,7 +314,7 @@ def read_rows(
     so a tailer picks it up once the writer finishes it. Nothing here raises on bad content.
     """
     reader = _Reader(max_line_bytes=max_line_bytes, line_no=start_line_no)
-    with open(path, "rb") as handle:
+    with open_regular(path, folders=1) as handle:
         stat = os.fstat(handle.fileno())
         size = stat.st_size
         head_hash = _hash_prefix(handle, min(size, HEAD_BYTES))
@@ -312,7 +376,7 @@ def _was_rewritten(path: Path, state: TailState, size: int, mtime_ns: int) -> bo
     if size == state.size and mtime_ns != state.mtime_ns:
         # Appends always grow a file; same size with a new mtime is an in-place rewrite.
         return True
-    with open(path, "rb") as handle:
+    with open_regular(path, folders=1) as handle:
         if _hash_prefix(handle, min(state.size, HEAD_BYTES)) != state.head_hash:
             return True
         return bool(state.anchor_hash) and _anchor_hash(handle, state.offset) != state.anchor_hash
@@ -323,7 +387,7 @@ def tail_rows(path: Path, state: TailState | None) -> tuple[JsonlChunk, TailStat
 
     Returns (chunk, new state, rewritten). When rewritten is True the caller must drop the rows
     it holds for this file: the chunk is a complete re-read. Raises FileNotFoundError if the
-    file is gone.
+    file is gone and LinkRefused if it became a link.
     """
     stat = os.stat(path)
     rewritten = state is not None and _was_rewritten(path, state, stat.st_size, stat.st_mtime_ns)
@@ -331,7 +395,7 @@ def tail_rows(path: Path, state: TailState | None) -> tuple[JsonlChunk, TailStat
         chunk = read_rows(path)
     else:
         chunk = read_rows(path, start_offset=state.offset, start_line_no=state.line_no)
-    with open(path, "rb") as handle:
+    with open_regular(path, folders=1) as handle:
         anchor = _anchor_hash(handle, chunk.end_offset)
     new_state = TailState(
         offset=chunk.end_offset,

@@ -1,18 +1,28 @@
-"""Finds agent folders under a data root and the files of each, in every layout of the spec."""
+"""Finds agent folders under a data root and the files of each, in every layout of the spec.
+
+No symbolic link below the data root is followed (see docs/security.md): a linked agent folder,
+session folder, `mmds/` or `refs/`, or a linked `.mmd`, is left out and named in
+``AgentFolder.refused``. Linked offload, state and registry files stay listed so that their
+readers, which open without following links, report the refusal where the page shows problems.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from sessions.memory.paths import is_link, open_regular
+
 __all__ = [
     "AgentFolder",
     "SessionFile",
     "Variant",
     "discover_agents",
+    "folder_refusals",
     "is_agent_folder",
     "is_ignored_name",
     "is_offload_file_name",
@@ -28,6 +38,10 @@ SERVER_MARKERS = ("entries.jsonl", "pending.jsonl", "node-mapping.jsonl", "compa
 # Folders of an agent that are never agents themselves.
 AGENT_SUBDIRS = frozenset({"refs", "mmds", "skills"})
 _ENHANCED_PREFIXES = ("boundaries-", "degraded-retry-")
+# Never a folder (a path below a character device): the refs/ of an agent whose refs/ is a link.
+NO_FOLDER = Path(os.devnull) / "refused-link"
+LINK_REFUSED = "symbolic link: memviz does not follow links inside memory folders"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +66,8 @@ class AgentFolder:
     extra_files: list[Path]
     # Every refs/ folder of the agent: one for the shared layouts, one per session otherwise.
     refs_dirs: list[Path] = field(default_factory=list)
+    # Links left out of the lists above, as "<path relative to the agent>: <why>".
+    refused: list[str] = field(default_factory=list)
 
 
 def is_ignored_name(name: str) -> bool:
@@ -73,15 +89,51 @@ def _entries(folder: Path) -> list[os.DirEntry[str]]:
 
 
 def _files(folder: Path) -> list[Path]:
+    """Regular files; links to files too (their readers refuse and report them)."""
     return [Path(e.path) for e in _entries(folder) if e.is_file()]
 
 
 def _dirs(folder: Path) -> list[Path]:
-    return [Path(e.path) for e in _entries(folder) if e.is_dir()]
+    """Real folders only: a link to a folder is never entered."""
+    return [Path(e.path) for e in _entries(folder) if e.is_dir(follow_symlinks=False)]
 
 
-def _mmds(folder: Path) -> list[Path]:
-    return [p for p in _files(folder / "mmds") if p.name.endswith(".mmd")]
+def _linked(folder: Path) -> list[Path]:
+    return [Path(e.path) for e in _entries(folder) if e.is_symlink()]
+
+
+def _mmds(folder: Path, refused: list[str], base: Path) -> list[Path]:
+    mmds = folder / "mmds"
+    if is_link(mmds):
+        refused.append(f"{_rel(mmds, base)}/: {LINK_REFUSED}")
+        return []
+    found = []
+    for path in _files(mmds):
+        if not path.name.endswith(".mmd"):
+            continue
+        if is_link(path):
+            refused.append(f"{_rel(path, base)}: {LINK_REFUSED}")
+        else:
+            found.append(path)
+    return found
+
+
+def _rel(path: Path, base: Path) -> str:
+    return os.path.relpath(path, base)
+
+
+def _refs_dir(folder: Path, refused: list[str], base: Path) -> Path:
+    refs = folder / "refs"
+    if is_link(refs):
+        refused.append(f"{_rel(refs, base)}/: {LINK_REFUSED}")
+        return NO_FOLDER
+    return refs
+
+
+def _linked_dirs(folder: Path, refused: list[str], base: Path) -> None:
+    for path in _linked(folder):
+        if path.name not in ("mmds", "refs") and path.is_dir():
+            refused.append(f"{_rel(path, base)}/: {LINK_REFUSED}")
 
 
 def _has_agent_markers(entries: list[os.DirEntry[str]]) -> bool:
@@ -100,13 +152,15 @@ def is_agent_folder(path: Path) -> bool:
     root-level offload files). Only one level down is looked at, so a huge tree is not walked.
     """
     path = Path(path)
-    if not path.is_dir() or is_ignored_name(path.name):
+    if is_link(path) or not path.is_dir() or is_ignored_name(path.name):
         return False
     entries = _entries(path)
     if not _has_agent_markers(entries):
         return False
     return not any(
-        e.is_dir() and e.name not in AGENT_SUBDIRS and _has_agent_markers(_entries(Path(e.path)))
+        e.is_dir(follow_symlinks=False)
+        and e.name not in AGENT_SUBDIRS
+        and _has_agent_markers(_entries(Path(e.path)))
         for e in entries
     )
 
@@ -123,7 +177,7 @@ def _is_go_session(path: Path) -> bool:
     if path.parent.name.startswith("agent_"):
         return True
     try:
-        with open(path / STATE_FILE, "rb") as handle:
+        with open_regular(path / STATE_FILE, folders=1) as handle:
             head = handle.read(4096)
     except OSError:
         return False
@@ -141,7 +195,7 @@ def _has_offload_files(path: Path) -> bool:
 def _server_store(path: Path) -> Path | None:
     """The `offload/` folder of a server store at `path`, or `path` itself if it is one."""
     inner = path / "offload"
-    if inner.is_dir() and any(_is_server_session(d) for d in _dirs(inner)):
+    if not is_link(inner) and inner.is_dir() and any(_is_server_session(d) for d in _dirs(inner)):
         return inner
     if not _has_offload_files(path) and any(_is_server_session(d) for d in _dirs(path)):
         return path
@@ -155,6 +209,7 @@ def _session_id(file_name: str) -> str:
 def _upstream_agent(path: Path) -> AgentFolder:
     sessions: list[SessionFile] = []
     extras: list[Path] = []
+    refused: list[str] = []
     state_path = registry_path = None
     enhanced = False
     for file in _files(path):
@@ -164,9 +219,14 @@ def _upstream_agent(path: Path) -> AgentFolder:
             state_path = file
         elif file.name == REGISTRY_FILE:
             registry_path = file
+        elif is_link(file):
+            refused.append(f"{file.name}: {LINK_REFUSED}")
         else:
             extras.append(file)
             enhanced = enhanced or file.name.startswith(_ENHANCED_PREFIXES)
+    _linked_dirs(path, refused, path)
+    mmds = _mmds(path, refused, path)
+    refs_dir = _refs_dir(path, refused, path)
     if not enhanced:
         enhanced = any(n.startswith(".offload-") for n in os.listdir(path) if ".tmp-" in n)
     return AgentFolder(
@@ -174,13 +234,15 @@ def _upstream_agent(path: Path) -> AgentFolder:
         path=path,
         variant="enhanced" if enhanced else "upstream",
         session_files=sessions,
-        mmd_files=_mmds(path),
-        refs_dir=path / "refs",
+        mmd_files=mmds,
+        refs_dir=refs_dir,
         state_path=state_path,
         registry_path=registry_path,
         extra_files=extras,
-        refs_dirs=[path / "refs"],
+        refs_dirs=[] if refs_dir == NO_FOLDER else [refs_dir],
+        refused=refused,
     )
+
 
 
 def _newest(paths: Iterable[Path]) -> Path | None:
@@ -192,10 +254,17 @@ def _newest(paths: Iterable[Path]) -> Path | None:
 
 
 def _per_session_agent(
-    path: Path, name: str, variant: Variant, session_dirs: list[Path]
+    path: Path,
+    name: str,
+    variant: Variant,
+    session_dirs: list[Path],
+    store: Path | None = None,
 ) -> AgentFolder:
     sessions: list[SessionFile] = []
     extras: list[Path] = []
+    refused: list[str] = []
+    if store is not None:
+        _linked_dirs(store, refused, path)
     mmds: list[Path] = []
     states: list[Path] = []
     registries: list[Path] = []
@@ -215,25 +284,29 @@ def _per_session_agent(
                 row_files.append(file)
             elif file.name == REGISTRY_FILE:
                 registries.append(file)
+            elif is_link(file):
+                refused.append(f"{_rel(file, path)}: {LINK_REFUSED}")
             elif file.name != STATE_FILE:
                 extras.append(file)
         for file in row_files:
             session_id = _session_id(file.name) if variant == "go" else folder.name
             sessions.append(SessionFile(session_id, file, folder, state_path))
-        mmds.extend(_mmds(folder))
+        mmds.extend(_mmds(folder, refused, path))
     mmds.sort(key=lambda p: (p.name, str(p)))
-    refs_dirs = [folder / "refs" for folder in session_dirs]
+    refs_dirs = [_refs_dir(folder, refused, path) for folder in session_dirs]
+    refs_dirs = [folder for folder in refs_dirs if folder != NO_FOLDER]
     return AgentFolder(
         name=name,
         path=path,
         variant=variant,
         session_files=sessions,
         mmd_files=mmds,
-        refs_dir=refs_dirs[0] if refs_dirs else path / "refs",
+        refs_dir=refs_dirs[0] if refs_dirs else _refs_dir(path, [], path),
         state_path=_newest(states),
         registry_path=_newest(registries),
         extra_files=extras,
         refs_dirs=refs_dirs,
+        refused=refused,
     )
 
 
@@ -246,13 +319,13 @@ def _server_row_file(folder: Path) -> str | None:
 
 def _go_agent(scope: Path) -> AgentFolder:
     sessions = [d for d in _dirs(scope) if _is_go_session(d)]
-    return _per_session_agent(scope, scope.name, "go", sessions)
+    return _per_session_agent(scope, scope.name, "go", sessions, store=scope)
 
 
 def _server_agent(root: Path, store: Path) -> AgentFolder:
     name = root.parent.name if root == store and root.name == "offload" else root.name
     sessions = [d for d in _dirs(store) if _is_server_session(d)]
-    return _per_session_agent(root, name or "server", "server", sessions)
+    return _per_session_agent(root, name or "server", "server", sessions, store=store)
 
 
 def _agent_at(path: Path) -> AgentFolder | None:
@@ -278,20 +351,27 @@ def discover_agents(root: Path) -> list[AgentFolder]:
     (`<root>/<scope>/<sessionId>/…`) or scope, or a server store (`offload/<session>/…`).
     Root-level legacy logs and loose offload files are ignored, as are dotfiles and temp files.
     """
-    root = Path(root)
+    # Resolved once: links above the data root are the operator's; none below it is followed.
+    root = Path(root).resolve()
     if not root.is_dir():
         return []
     per_session = _server_store(root) or _is_server_session(root) or _is_go_scope(root)
     # Otherwise agent children decide first: a data root may hold legacy offload files itself.
     agents = [] if per_session else _child_agents(root)
-    if agents:
-        return agents
-    single = _agent_at(root)
-    return [single] if single is not None else []
+    if not agents:
+        single = _agent_at(root)
+        agents = [single] if single is not None else []
+    for agent in agents:
+        for item in agent.refused:
+            log.warning("%s: %s", agent.name, item)
+    return agents
 
 
 def _child_agents(root: Path) -> list[AgentFolder]:
     agents: list[AgentFolder] = []
+    for child in _linked(root):
+        if child.is_dir():
+            log.warning("%s: %s (not read as an agent folder)", child.name, LINK_REFUSED)
     for child in _dirs(root):
         if child.name in AGENT_SUBDIRS:
             continue
@@ -300,3 +380,9 @@ def _child_agents(root: Path) -> list[AgentFolder]:
             agents.append(agent)
     agents.sort(key=lambda a: (a.name, str(a.path)))
     return agents
+
+
+def folder_refusals(agent_dir: Path) -> list[str]:
+    """The links memviz leaves out of the agent folder at ``agent_dir`` (read now, for its page)."""
+    agent = _agent_at(Path(agent_dir))
+    return agent.refused if agent is not None else []

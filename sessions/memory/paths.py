@@ -1,11 +1,24 @@
-"""Confines any relative path taken from a memory folder to that folder (hazard 10 of the spec)."""
+"""Confines any path taken from a memory folder to that folder, and opens its files without links."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
+import os
 import re
+import stat
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
-__all__ = ["UnsafePath", "check_relative", "confine"]
+__all__ = [
+    "LinkRefused",
+    "UnsafePath",
+    "check_relative",
+    "confine",
+    "is_link",
+    "open_regular",
+]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -46,3 +59,119 @@ def confine(base: Path, relative: str) -> Path:
     if candidate != root and not candidate.is_relative_to(root):
         raise UnsafePath(f"path leaves the folder through a link: {relative!r}")
     return candidate
+
+
+class LinkRefused(OSError):
+    """A symbolic link (or a non-regular file) met inside a memory folder; memviz never follows it.
+
+    An OSError with errno ELOOP, so code that already handles unreadable files handles it too.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(errno.ELOOP, message)
+
+    def __str__(self) -> str:
+        return self.strerror or "link refused"
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+def _shown(parts: list[str] | tuple[str, ...]) -> str:
+    return "/".join(parts)
+
+
+def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
+    """Open a file of a memory folder for reading, following no link on its way in.
+
+    Neither the last component nor the ``folders`` folders above it (``1`` for
+    ``<agent>/state.json``, ``2`` for ``<agent>/refs/x.md``) may be a link; everything above them
+    (the data root the operator chose) is resolved normally. Race-free: the file is opened with
+    ``O_NOFOLLOW`` and then the kernel is asked where the open descriptor really is
+    (``/proc/self/fd``), so a folder swapped for a link between any check and the open is caught
+    after the fact, before a byte is read. Where /proc is missing the components are opened one
+    by one relative to each other, each with ``O_NOFOLLOW``. FIFOs and devices are refused without
+    blocking (``O_NONBLOCK``, then ``fstat``). Raises ``LinkRefused`` (an OSError) or the OSError
+    of the open.
+    """
+    text = os.fspath(path)
+    anchor, *parts = text.rsplit("/", folders + 1)
+    if folders < 0 or len(parts) != folders + 1 or ".." in parts or "" in parts:
+        raise ValueError(f"cannot open {folders} folder(s) above {text!r} without links")
+    try:
+        fd = os.open(text, _READ_FLAGS)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise LinkRefused(f"{_shown(parts)} is a symbolic link: {_NOT_FOLLOWED}") from None
+        raise
+    try:
+        where = _descriptor_path(fd)
+        if where is None:
+            os.close(fd)
+            fd = _open_walk(anchor or "/", parts)
+        elif where != _expected(anchor, parts, fresh=False) and where != _expected(
+            anchor, parts, fresh=True
+        ):
+            if where.endswith(" (deleted)"):
+                raise FileNotFoundError(errno.ENOENT, "deleted while opened", parts[-1])
+            raise LinkRefused(f"{_shown(parts)}: a folder on the way is a link: {_NOT_FOLLOWED}")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise LinkRefused(f"{_shown(parts)} is not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+
+
+_NOT_FOLLOWED = "memviz does not follow links inside memory folders"
+
+
+def _descriptor_path(fd: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
+
+
+@functools.lru_cache(maxsize=256)
+def _real_anchor(anchor: str) -> str:
+    return os.path.realpath(anchor or "/")
+
+
+def _expected(anchor: str, parts: list[str], *, fresh: bool) -> str:
+    if fresh:  # the operator may have moved the data root: look again, forget the old answer
+        _real_anchor.cache_clear()
+    real = _real_anchor(anchor)
+    return ("" if real == "/" else real) + "/" + "/".join(parts)
+
+
+def _open_walk(anchor: str, parts: list[str]) -> int:
+    """The portable way: each component opened relative to the previous, with O_NOFOLLOW."""
+    fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for depth, name in enumerate(parts):
+            last = depth == len(parts) - 1
+            try:
+                child = os.open(name, _READ_FLAGS if last else _DIR_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    where = _shown(parts[: depth + 1])
+                    raise LinkRefused(f"{where} is a symbolic link: {_NOT_FOLLOWED}") from None
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.close(fd)
+        raise
+    return fd
+
+
+def is_link(path: Path | str) -> bool:
+    """True for a symbolic link (never followed), False for anything else or nothing."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False

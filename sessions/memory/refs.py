@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from sessions.memory.paths import check_relative, confine
+from sessions.memory.paths import check_relative, confine, open_regular
 
 __all__ = [
     "HEAD_READ_BYTES",
@@ -128,8 +128,11 @@ def _variant(text: str) -> RefVariant:
 
 
 def read_ref_info(path: Path | str, *, head_bytes: int = HEAD_READ_BYTES) -> RefInfo:
-    """Header facts of a ref from its first ``head_bytes`` (8 KB by default) only."""
-    with open(path, "rb") as handle:
+    """Header facts of a ref from its first ``head_bytes`` (8 KB by default) only.
+
+    ``path`` is ``<agent>/refs/<name>``: none of those three may be a link (LinkRefused).
+    """
+    with open_regular(path, folders=2) as handle:
         size = os.fstat(handle.fileno()).st_size
         head = handle.read(head_bytes)
     # One byte-exact decoding serves both the boundary (offsets count the file's own bytes)
@@ -175,10 +178,23 @@ def read_ref_header(
     """(tool, call id, timestamp) of a ref, as `read_ref_info` gives them, for the ingest hot path.
 
     The plugin's own header (`# Tool Result: x`, `**Key:** value` lines, `**Result:**`) is read
-    with plain string operations; any other form goes through `read_ref_info`.
+    with plain string operations; any other form goes through `read_ref_info`. A ref memviz
+    cannot or will not open (a link swapped in since the folder was listed) has no header.
     """
-    with open(path, "rb") as handle:
-        head = handle.read(head_bytes)
+    try:
+        with open_regular(path, folders=2) as handle:
+            head = handle.read(head_bytes)
+    except OSError:
+        return None, None, None
+    try:
+        return _header_fields(path, head, head_bytes)
+    except Exception:  # noqa: BLE001 - a ref whose header cannot be read is indexed without one
+        return None, None, None
+
+
+def _header_fields(
+    path: Path | str, head: bytes, head_bytes: int
+) -> tuple[str | None, str | None, str | None]:
     text = head.decode("utf-8", errors="replace")
     cut = text.find("\n**Result:**")
     if cut < 0 or not text.startswith("# Tool Result") or "**Call ID:**" not in text[:cut]:
@@ -235,10 +251,13 @@ def _missing_continuation(data: bytes) -> int:
 
 
 def read_ref_page(path: Path, *, offset: int = 0, limit: int = 65536) -> RefPage:
-    """Read at most `limit` bytes from `offset` (plus up to 3 to finish a UTF-8 character)."""
+    """Read at most `limit` bytes from `offset` (plus up to 3 to finish a UTF-8 character).
+
+    Opened like `read_ref_info`: a link anywhere in ``<agent>/refs/<name>`` is LinkRefused.
+    """
     if limit <= 0:
         raise ValueError("limit must be positive")
-    with open(path, "rb") as handle:
+    with open_regular(path, folders=2) as handle:
         total = os.fstat(handle.fileno()).st_size
         offset = max(0, min(offset, total))
         handle.seek(offset)
@@ -267,7 +286,7 @@ def unwrap_tool_result(result_text: str) -> str | None:
         return None
     try:
         parsed = json.loads(stripped)
-    except ValueError:
+    except Exception:  # noqa: BLE001 - ValueError, or RecursionError on hostile nesting
         return None
     content = parsed.get("content") if isinstance(parsed, dict) else None
     if not isinstance(content, list):

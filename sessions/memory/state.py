@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessions.memory.paths import UnsafePath, confine
+from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds
+from sessions.memory.paths import LinkRefused, UnsafePath, confine, is_link, open_regular
 
 __all__ = [
     "MAX_STATE_BYTES",
@@ -37,12 +38,14 @@ def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], str
     if path is None:
         return {}, f"no {what}", ""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path, folders=1) as handle:
             blob = handle.read(MAX_STATE_BYTES + 1)
     except FileNotFoundError:
         return {}, f"{what} is missing", ""
+    except LinkRefused as refused:
+        return {}, f"refused: {refused}", ""
     except OSError as error:
-        return {}, f"{what} cannot be read: {error.strerror or error}", ""
+        return {}, f"{what} cannot be read: {error.strerror or type(error).__name__}", ""
     raw = blob[:MAX_STATE_BYTES].decode("utf-8", errors="replace")
     if len(blob) > MAX_STATE_BYTES:
         return {}, f"{what} is larger than {MAX_STATE_BYTES} bytes", raw
@@ -53,8 +56,12 @@ def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], str
         data = json.loads(raw)
     except ValueError as error:
         return {}, f"{what} is not valid JSON: {error}", raw
+    except Exception as error:  # noqa: BLE001 - e.g. RecursionError: a problem of this file
+        return {}, f"{what} cannot be parsed ({type(error).__name__})", raw
     if not isinstance(data, dict):
         return {}, f"{what} is not a JSON object", raw
+    if nesting_exceeds(data):
+        return {}, f"{what} is nested more than {MAX_NESTING} levels deep", raw
     return data, None, raw
 
 
@@ -103,7 +110,7 @@ def read_registry(path: Path | None, agent_dir: Path) -> tuple[list[RegistryEntr
     `exists` says whether the entry's offload file is present in `agent_dir`; stale entries
     (deleted files) are normal. A missing registry is not an error: agents may have none.
     """
-    if path is None or not Path(path).exists():
+    if path is None or not (Path(path).exists() or is_link(path)):
         return [], None
     data, error, _raw = _read_json_object(path, "sessions-registry.json")
     if error:

@@ -42,13 +42,13 @@ def wait_edit(page, text: str) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(
         "t => (document.querySelector('#flash')?.textContent || '').includes(t)", arg=text
     )
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
 
 
 def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
     url = f"/a/main/c/{FILE}/"
     log_in(page, live_server, url)
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     assert page.locator(".mermaid-host svg g.node").count() == 5
 
     node(page, "002-N2").click()
@@ -111,7 +111,7 @@ def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: 
     page.screenshot(path=str(ARTIFACTS / "curation-history.png"))
     page.locator("table.revisions tbody tr", has_text="merge").locator("a").first.click()
     page.wait_for_function(
-        "[...document.querySelectorAll('.static-diagram')].every(d => d.dataset.rendered === 'ok')",
+        "() => [...document.querySelectorAll('.static-diagram')].every(d => d.dataset.rendered === 'ok')",
         timeout=20000,
     )
     assert page.locator(".static-diagram g.node.diff-removed").count() == 1

@@ -28,8 +28,8 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
     server = run_server(live_root)
     agent_dir = live_root / "main"
     page.goto(f"{server.url}/a/main/c/{CANVAS}/")
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
-    page.wait_for_function("document.body.dataset.liveState === 'live'", timeout=10000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.liveState === 'live'", timeout=10000)
     assert page.locator("#live-status").inner_text().endswith("live")
     page.evaluate("window.__notReloaded = true")
 
@@ -81,7 +81,7 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
         raise
     page.locator(".node-list", has_text="002-N4").wait_for(timeout=10000)
     page.locator("#node-panel", has_text="live row A").wait_for(timeout=10000)
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=10000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=10000)
     page.wait_for_timeout(500)
     assert page.evaluate("window.__notReloaded") is True
     # The re-render keeps the user's zoom (canvas.js restores it when the new #diagram carries
@@ -107,7 +107,7 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
 
     # The session page follows too.
     page.goto(f"{server.url}/a/main/s/{SESSION}/")
-    page.wait_for_function("document.body.dataset.liveState === 'live'", timeout=10000)
+    page.wait_for_function("() => document.body.dataset.liveState === 'live'", timeout=10000)
     _append_rows(
         agent_dir / f"offload-{SESSION}.jsonl",
         [
@@ -126,7 +126,7 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
 
     # The agent page: its figures follow.
     page.goto(f"{server.url}/a/main/")
-    page.wait_for_function("document.body.dataset.liveState === 'live'", timeout=10000)
+    page.wait_for_function("() => document.body.dataset.liveState === 'live'", timeout=10000)
     rows_figure = page.locator("dt:text-is('Rows') + dd")
     before = int(rows_figure.inner_text())
     _append_rows(
@@ -134,7 +134,7 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
         [{"tool_call_id": "call_live_D", "summary": "live row D", "node_id": None}],
     )
     page.wait_for_function(
-        "document.querySelector('main').innerText.includes('live row D')", timeout=10000
+        "() => document.querySelector('main').innerText.includes('live row D')", timeout=10000
     )
     assert int(rows_figure.inner_text()) == before + 1
     assert not page.errors, page.errors  # type: ignore[attr-defined]

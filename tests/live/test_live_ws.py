@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 SESSION = "1a2b3c4d-5e6f-4a8b-9c0d-ef1234567890"
 CANVAS = "002-etl-chunked-rewrite.mmd"
 N_ROWS = 12
-ORIGIN = [(b"origin", b"http://127.0.0.1")]
+ORIGIN = [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]
 
 
 async def _collect(communicator: WebsocketCommunicator, until, timeout: float) -> list[dict]:  # type: ignore[no-untyped-def]

@@ -210,7 +210,7 @@ def test_websocket_stream_with_token_in_first_message(push_root: Path, transacti
     from memviz.asgi import application
 
     token = token_create("remote")
-    origin = [(b"origin", b"http://127.0.0.1")]
+    origin = [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]
 
     async def scenario() -> list[dict]:
         out = []

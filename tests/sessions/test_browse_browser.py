@@ -45,7 +45,7 @@ def test_canvas_node_rows_and_ref_in_the_browser(live_server, page, fixtures_roo
     ingest_path(agent_dir.parent)
 
     page.goto(f"{live_server.url}/a/main/c/002-migrate-orders-api.mmd/")
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     assert page.locator(".mermaid-host svg g.node").count() == 5
     page.screenshot(path=str(ARTIFACTS / "canvas.png"))
 
@@ -89,6 +89,6 @@ def test_browse_pages_render(live_server, page, fixtures_root: Path) -> None:  #
         assert response is not None and response.status == 200, path
         page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
     page.goto(f"{live_server.url}/a/coder/c/003-k8s-canary-deploy.mmd/")
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     page.screenshot(path=str(ARTIFACTS / "canvas-wild.png"))
     assert page.errors == []  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
@@ -56,6 +57,8 @@ def test_reingest_button_runs_in_the_worker_and_reports_progress(
 ) -> None:
     settings.MEMVIZ_DATA_ROOT = fixtures_root / "fixture-a-upstream"
     client = Client()
+    User.objects.create_user("ana", password="pw-123456")
+    client.login(username="ana", password="pw-123456")
     response = client.post("/ingest/?format=json")
     assert response.status_code == 202
     job_id = response.json()["id"]

@@ -18,6 +18,14 @@ from sessions.models import Agent
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def client(client: Client, django_user_model) -> Client:  # type: ignore[no-untyped-def]
+    """Uploading needs a signed-in user (tests/security covers the refusal)."""
+    django_user_model.objects.create_user("ana", password="pw-123456")
+    client.login(username="ana", password="pw-123456")
+    return client
+
+
 def zip_of(folder: Path, arc_prefix: str = "") -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:

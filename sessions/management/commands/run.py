@@ -4,6 +4,10 @@ Everything runs on this machine with no external server: SQLite, the filesystem 
 an in-memory Channels layer (Redis and PostgreSQL take over when REDIS_URL / DATABASE_URL are set).
 Without Redis the watcher runs as a thread of the web server process, so its broadcasts reach the
 browsers connected to it; with Redis it runs as ``manage.py watch`` in its own process.
+
+Who may read is decided here, from the address actually bound: anonymous viewing only on loopback.
+A worker (or watcher process) that dies is started again, so queued uploads do not wait for a
+restart; the new worker re-queues the job the dead one was running (sessions/jobs.py).
 """
 
 from __future__ import annotations
@@ -12,12 +16,18 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
+
+from memviz.local_state import anonymous_view_allowed
+from memviz.public_errors import public_message
+
+RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)  # a child that keeps dying is restarted more slowly
 
 
 def celery_worker_command() -> list[str]:
@@ -35,6 +45,57 @@ def celery_worker_command() -> list[str]:
     ]
 
 
+class Supervisor:
+    """Child processes kept running: one that exits is started again until ``stop``."""
+
+    def __init__(self, stdout: Any, poll: float = 0.5) -> None:
+        self.stdout = stdout
+        self.poll = poll
+        self.children: dict[str, subprocess.Popen] = {}
+        self.commands: dict[str, list[str]] = {}
+        self.restarts: dict[str, int] = {}
+        self.stopping = threading.Event()
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._watch, name="memviz-supervisor", daemon=True)
+
+    def start(self, name: str, command: list[str]) -> None:
+        with self.lock:
+            self.commands[name] = command
+            self.children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR)
+        if not self.thread.is_alive():
+            self.thread.start()
+
+    def _watch(self) -> None:
+        while not self.stopping.wait(self.poll):
+            for name, child in list(self.children.items()):
+                code = child.poll()
+                if code is None or self.stopping.is_set():
+                    continue
+                count = self.restarts.get(name, 0)
+                delay = RESTART_DELAYS[min(count, len(RESTART_DELAYS) - 1)]
+                self.stdout.write(f"{name} (pid {child.pid}) exited with {code}; restarting")
+                if self.stopping.wait(delay):
+                    return
+                with self.lock:
+                    self.children[name] = subprocess.Popen(
+                        self.commands[name], cwd=settings.BASE_DIR
+                    )
+                    self.restarts[name] = count + 1
+
+    def stop(self) -> None:
+        self.stopping.set()
+        with self.lock:
+            children = list(self.children.values())
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signal.SIGTERM)
+        for child in children:
+            try:
+                child.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                child.kill()
+
+
 class Command(BaseCommand):
     help = "Start memviz: migrate, ingest the data root, start a Celery worker and the web server."
 
@@ -45,6 +106,8 @@ class Command(BaseCommand):
         parser.add_argument("--no-watch", action="store_true", help="do not follow the data root")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        host = options["host"]
+        self.expose(host)
         call_command("migrate", verbosity=0)
         from canvases.write_path import intents_recover_all
 
@@ -53,10 +116,13 @@ class Command(BaseCommand):
         root = Path(settings.MEMVIZ_DATA_ROOT)
         self.stdout.write(f"data root: {root}")
         if root.is_dir():
-            call_command("ingest", str(root))
-        children: list[subprocess.Popen] = []
+            try:
+                call_command("ingest", str(root))
+            except Exception as exc:  # noqa: BLE001 - serve what is indexed; the watcher retries
+                self.stderr.write(f"first ingest failed: {public_message(exc)}")
+        supervisor = Supervisor(self.stdout)
         if not options["no_worker"]:
-            children.append(subprocess.Popen(celery_worker_command(), cwd=settings.BASE_DIR))
+            supervisor.start("celery worker", celery_worker_command())
         if not options["no_watch"] and root.is_dir() and not settings.REDIS_URL:
             # The in-memory channel layer only reaches browsers of this process, so the watcher
             # runs here, in a thread; with Redis it may live in its own process.
@@ -64,23 +130,27 @@ class Command(BaseCommand):
 
             start_watch_thread(root, stdout=self.stdout)
         elif not options["no_watch"] and root.is_dir():
-            children.append(
-                subprocess.Popen(
-                    [sys.executable, "manage.py", "watch", str(root)], cwd=settings.BASE_DIR
-                )
-            )
-        self.stdout.write(f"memviz on http://{options['host']}:{options['port']}/")
+            supervisor.start("watcher", [sys.executable, "manage.py", "watch", str(root)])
+        self.stdout.write(f"memviz on http://{host}:{options['port']}/")
         try:
             from daphne.cli import CommandLineInterface
 
             CommandLineInterface().run(
-                ["-b", options["host"], "-p", str(options["port"]), "memviz.asgi:application"]
+                ["-b", host, "-p", str(options["port"]), "memviz.asgi:application"]
             )
         finally:
-            for child in children:
-                child.send_signal(signal.SIGTERM)
-            for child in children:
-                try:
-                    child.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    child.kill()
+            supervisor.stop()
+
+    def expose(self, host: str) -> None:
+        """Decide anonymous viewing from the address really bound, for this process and children."""
+        settings.BIND_HOST = host
+        os.environ["MEMVIZ_HOST"] = host
+        settings.MEMVIZ_ANONYMOUS_VIEW = anonymous_view_allowed(
+            host,
+            published=settings.MEMVIZ_PUBLISHED,
+            wanted=settings.MEMVIZ_ANONYMOUS_VIEW_WANTED,
+        )
+        if not settings.MEMVIZ_ANONYMOUS_VIEW:
+            self.stdout.write(f"listening on {host}: viewing needs a signed-in user")
+        if settings.DEBUG and not settings.MEMVIZ_ANONYMOUS_VIEW:
+            self.stderr.write("MEMVIZ_DEBUG is on while memviz is reachable from other hosts")

@@ -5,14 +5,15 @@ from __future__ import annotations
 from canvases.mermaid import parse, render_body
 
 
-def test_metadata_and_fences_are_removed_but_comment_meta_stays(fixtures, corpus):
+def test_metadata_fences_and_comments_are_removed(fixtures, corpus):
     body = render_body(fixtures["fixture-a-upstream/002-migrate-orders-api.mmd"])
     assert body.startswith("flowchart TD\n")
     assert "%%{" not in body
     fenced = render_body(corpus["fenced.mmd"])
     assert "```" not in fenced and fenced.startswith("flowchart TD\n")
+    # comments go too: mermaid reads a `%%{` anywhere in the text as a directive
     comment = render_body(corpus["comment-meta.mmd"])
-    assert comment.startswith("%% taskGoal:")
+    assert comment.startswith("flowchart LR\n") and "%%" not in comment
 
 
 def test_escaped_arrows_and_quotes_are_repaired(fixtures, corpus):

@@ -1,0 +1,108 @@
+"""Login throttling: after N failed passwords for one account or from one client address, every
+login for it is refused (without checking the password) until the failures age out.
+
+Our own rather than django-axes: it is one table, one authentication backend and two signal
+receivers; it works wherever the database does (several processes, SQLite or PostgreSQL) and
+needs no cache. The backend refuses before the password is checked, so the login page and the
+admin are both covered and a correct password does not help during the cooling-off period.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import user_logged_in, user_login_failed
+from django.contrib.auth.backends import ModelBackend
+from django.contrib.auth.views import LoginView
+from django.core.exceptions import PermissionDenied
+from django.dispatch import receiver
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from memviz.models import LoginFailure
+
+THROTTLED_ATTR = "memviz_login_throttled"
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address; behind the TLS proxy, the one the proxy appended last."""
+    if settings.MEMVIZ_BEHIND_TLS_PROXY:
+        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
+        last = forwarded.split(",")[-1].strip()
+        if last:
+            return last[:100]
+    return str(request.META.get("REMOTE_ADDR", ""))[:100]
+
+
+def _keys(request: HttpRequest | None, username: str | None) -> list[str]:
+    keys = [f"user:{username[:150]}"] if username else []
+    if request is not None:
+        keys.append(f"ip:{client_address(request)}")
+    return keys
+
+
+def _window_start() -> Any:
+    return timezone.now() - timedelta(seconds=settings.MEMVIZ_LOGIN_COOLOFF_SECONDS)
+
+
+def login_blocked(request: HttpRequest | None, username: str | None) -> bool:
+    """True while the account or the client has too many recent failures."""
+    since = _window_start()
+    limit = settings.MEMVIZ_LOGIN_MAX_FAILURES
+    return any(
+        LoginFailure.objects.filter(key=key, at__gte=since).count() >= limit
+        for key in _keys(request, username)
+    )
+
+
+class ThrottledModelBackend(ModelBackend):
+    def authenticate(  # type: ignore[override]
+        self,
+        request: HttpRequest | None,
+        username: str | None = None,
+        password: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        if login_blocked(request, username):
+            if request is not None:
+                setattr(request, THROTTLED_ATTR, True)
+            raise PermissionDenied("too many failed logins")  # stops authenticate()
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+@receiver(user_login_failed)
+def _record_failure(
+    sender: Any, credentials: dict, request: HttpRequest | None = None, **_: Any
+) -> None:
+    if request is not None and getattr(request, THROTTLED_ATTR, False):
+        return  # refused unchecked: the cooling-off period is not extended
+    now = timezone.now()
+    LoginFailure.objects.filter(at__lt=_window_start()).delete()
+    LoginFailure.objects.bulk_create(
+        [LoginFailure(key=key, at=now) for key in _keys(request, credentials.get("username"))]
+    )
+
+
+@receiver(user_logged_in)
+def _forget_failures(sender: Any, request: HttpRequest | None, user: Any, **_: Any) -> None:
+    LoginFailure.objects.filter(key=f"user:{user.get_username()[:150]}").delete()
+
+
+class ThrottledLoginView(LoginView):
+    """The login page: a throttled attempt says so and answers 429."""
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        if not getattr(self.request, THROTTLED_ATTR, False):
+            return super().form_invalid(form)
+        minutes = max(1, settings.MEMVIZ_LOGIN_COOLOFF_SECONDS // 60)
+        form.errors.clear()
+        form.add_error(
+            None,
+            "Too many failed logins for this account or from this address. "
+            f"Try again in {minutes} minutes.",
+        )
+        response = super().form_invalid(form)
+        response.status_code = 429
+        return response
