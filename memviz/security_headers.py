@@ -5,11 +5,13 @@ origin of the request's host, which this computes per request; that is the whole
 
 Why each source is allowed (docs/security.md has the threat model):
 - ``script-src 'self'``: only our own files and the vendored libraries; no inline script, no eval.
-- ``style-src 'self' 'unsafe-inline'``: mermaid writes a ``<style>`` element into every SVG it
-  renders and ``style="…"`` attributes on nodes, with content that changes per render, so neither
-  a nonce nor a hash can cover it. Inline CSS cannot run script, and every fetch CSS could make
-  (``url()``, fonts) is held to 'self' by img-src and font-src, so it cannot reach the network.
-- ``img-src 'self' data:`` and ``font-src 'self' data:``: mermaid and the favicon use data: URLs.
+- ``style-src 'self'``: stylesheets from our own files only, no inline ``<style>`` element (htmx's
+  own indicator styles are switched off in base.html and live in memviz.css). The canvas renderer
+  sets the agent's (filtered) styles through the CSSOM. ``style-src-attr 'unsafe-inline'`` is the
+  one allowance, for the ``style`` attributes svg-pan-zoom sets on the view: an attribute carries
+  no selector, and any fetch in it is held to 'self' by img-src and font-src.
+- ``img-src 'self' data:`` and ``font-src 'self' data:``: the favicon, PNG export and the fonts
+  embedded in exported SVGs use data: URLs.
 - ``connect-src 'self'`` plus ws:/wss: of the same host and port: htmx and the live websocket.
 - ``frame-ancestors 'none'``, ``object-src 'none'``, ``base-uri 'none'``, ``form-action 'self'``.
 """
@@ -24,7 +26,8 @@ from django.http import HttpRequest, HttpResponse
 BASE_POLICY = (
     "default-src 'self'",
     "script-src 'self'",
-    "style-src 'self' 'unsafe-inline'",
+    "style-src 'self'",
+    "style-src-attr 'unsafe-inline'",
     "img-src 'self' data:",
     "font-src 'self' data:",
     "object-src 'none'",

@@ -34,11 +34,22 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def job_dispatch(job: IngestJob) -> None:
-    """Queue the job's task once the surrounding transaction commits."""
-    from sessions.tasks import ingest_task
+INGEST_TASK = "sessions.tasks.ingest_task"
 
-    ingest_task.delay_on_commit(job.pk)
+
+def job_dispatch(job: IngestJob) -> None:
+    """Queue the job's task once the surrounding transaction commits.
+
+    By the task's registered name, so this module does not import the task module (which
+    imports this one): the Celery app resolves it (and runs it in-process when eager).
+    """
+    from memviz.celery import app
+
+    if INGEST_TASK not in app.tasks:
+        app.loader.import_default_modules()  # the apps' tasks modules (autodiscovery)
+    task = app.tasks[INGEST_TASK]
+    job_id = job.pk
+    transaction.on_commit(lambda: task.delay(job_id))
 
 
 def job_claim(job_id: int) -> IngestJob | None:

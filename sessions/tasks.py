@@ -44,7 +44,7 @@ def _hold_for_tests() -> None:
         time.sleep(0.05)
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, name="sessions.tasks.ingest_task")
 def ingest_task(self, job_id: int) -> dict:  # type: ignore[no-untyped-def]
     job = job_claim(job_id)
     if job is None:

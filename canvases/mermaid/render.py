@@ -169,8 +169,9 @@ class _Renderer:
             return []
         if kind == "class":
             ids = [self.node_id(i) for i in statement.ids]
-            if all(ids) and CLASS_NAME.fullmatch(statement.name):
-                return [f"class {','.join(ids)} {statement.name}"]
+            kept = [i for i in ids if i]
+            if len(kept) == len(ids) and CLASS_NAME.fullmatch(statement.name):
+                return [f"class {','.join(kept)} {statement.name}"]
             return []
         if kind == "style":
             css = statement.name
