@@ -27,12 +27,12 @@ def test_an_edit_in_one_tab_appears_in_the_other(run_server, live_root: Path, pa
     page.fill("input[name=username]", "tabs")
     page.fill("input[name=password]", "two-tabs-pw")
     page.click("button[type=submit], input[type=submit]")
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     other = page.context.browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
     other.goto(f"{server.url}/a/main/c/{CANVAS}/")
-    other.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
-    other.wait_for_function("document.body.dataset.liveState === 'live'", timeout=10000)
-    other.evaluate("window.__notReloaded = true")
+    other.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    other.wait_for_function("() => document.body.dataset.liveState === 'live'", timeout=10000)
+    other.evaluate("() => { window.__notReloaded = true; }")
     hash_before = other.locator("#editor").get_attribute("data-hash")
 
     # Annotate 002-N3 in tab 1 through the page's own form.
@@ -44,10 +44,10 @@ def test_an_edit_in_one_tab_appears_in_the_other(run_server, live_root: Path, pa
 
     # Tab 2 shows it: new hash, the note badge on 002-N3, no reload.
     other.wait_for_function(
-        f"document.querySelector('#editor').dataset.hash !== '{hash_before}'", timeout=10000
+        f"() => document.querySelector('#editor').dataset.hash !== '{hash_before}'", timeout=10000
     )
     other.locator(".node-list li[data-node='002-N3'] .badge.note").wait_for(timeout=10000)
-    assert other.evaluate("window.__notReloaded") is True
+    assert other.evaluate("() => window.__notReloaded") is True
     assert other.locator("#editor").get_attribute("data-hash") == page.locator("#editor").get_attribute("data-hash")
-    other.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    other.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     other.screenshot(path=str(ARTIFACTS / "two-tabs-other.png"), full_page=True)
