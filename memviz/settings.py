@@ -185,3 +185,14 @@ MEMVIZ_STREAM_MAX_EVENT_BYTES = int(os.environ.get("MEMVIZ_STREAM_MAX_EVENT_BYTE
 # Quiet time that ends a burst of file events before the watcher ingests it.
 MEMVIZ_WATCH_STEP_MS = int(os.environ.get("MEMVIZ_WATCH_STEP_MS", 30))
 # --- end live -------------------------------------------------------------------------------
+
+# --- i18n (issue 13): English and Simplified Chinese, from the browser or the header switch ----
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# After sessions (it stores an explicit choice there), before CommonMiddleware (docs' order).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.common.CommonMiddleware"),
+    "django.middleware.locale.LocaleMiddleware",
+)
+# --- end i18n ----------------------------------------------------------------------------------
