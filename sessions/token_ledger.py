@@ -47,13 +47,14 @@ def measure(
     load: Callable[[int], str | None],
     count_many: Counter,
     *,
-    budget: int = EXACT_BUDGET_CHARS,
+    budget: int | None = None,
 ) -> tuple[list[float], Layer]:
     """Tokens of each item: exact for an even sample within ``budget``, estimated by size else.
 
     ``sizes`` are in any unit (characters, or bytes for files); the estimate uses the sample's
     tokens per unit, so the unit only has to be the same for all items.
     """
+    budget = EXACT_BUDGET_CHARS if budget is None else budget
     total = sum(sizes)
     stride = 1 if total <= budget else math.ceil(total / budget)
     sample = list(range(0, len(sizes), stride))
@@ -79,7 +80,10 @@ def measure(
 
 
 def ratio(high: float, low: float) -> float | None:
-    return round(high / low, 1) if low else None
+    if not low:
+        return None
+    value = high / low
+    return round(value, 1) if value >= 1 else round(value, 2)
 
 
 def _line_ids(text: str, ids: list[str]) -> list[set[str]]:
