@@ -6,7 +6,10 @@ cores (`replay`, `diagnostics`); nothing here writes.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -77,12 +80,16 @@ def ref_name(result_ref: str | None) -> tuple[str | None, str]:
 
 
 def canvases_parsed(agent: Agent) -> list[diag.DiagCanvas]:
-    return [
-        diag.DiagCanvas(file, text, parse(text))
-        for file, text in Canvas.objects.filter(agent=agent)
-        .order_by("filename")
-        .values_list("filename", "text")
-    ]
+    """The agent's canvases, parsed once per content (every session's diagnostics needs them)."""
+    return memo(
+        ("canvases", agent_fingerprint(agent)),
+        lambda: [
+            diag.DiagCanvas(file, text, parse(text))
+            for file, text in Canvas.objects.filter(agent=agent)
+            .order_by("filename")
+            .values_list("filename", "text")
+        ],
+    )
 
 
 def node_first_rows(rows: list[LoadedRow]) -> dict[str, datetime]:
@@ -160,10 +167,24 @@ def _diag_rows(agent: Agent, rows: list[LoadedRow]) -> list[diag.DiagRow]:
     return out
 
 
-def _scanner(agent: Agent):  # type: ignore[no-untyped-def]
+def _scanner(agent: Agent) -> Callable[[str], diag.RefFacts | None]:
+    """Reads refs confined to the agent folder; `refs/<file>` names take a fast path."""
     base = Path(agent.path)
+    try:
+        refs_dir = confine(base, "refs")
+    except UnsafePath:
+        refs_dir = None
 
     def scan(name: str) -> diag.RefFacts | None:
+        head, _, leaf = name.partition("/")
+        if refs_dir is not None and head == "refs" and leaf and "/" not in leaf and leaf not in {".", ".."}:
+            # refs/ itself resolved inside the folder; a plain file in it cannot lead out.
+            path = refs_dir / leaf
+            try:
+                if stat.S_ISREG(os.lstat(path).st_mode):
+                    return scan_ref(path)
+            except OSError:
+                return None
         try:
             return scan_ref(confine(base, name))
         except UnsafePath:

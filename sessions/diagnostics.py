@@ -205,21 +205,30 @@ def placed_aliases(canvases: list[DiagCanvas]) -> set[str]:
 
 # Error markers in a tool result: non-zero exits, tracebacks, error lines, failed test runs.
 ERROR_MARKERS = re.compile(
-    r"(?im)^.*(?:"
+    r"(?im)"
     r"exit(?:ed)?(?: with)?(?: code| status)?[ :=]+-?[1-9]\d*\b"
     r"|\"(?:isError|is_error)\"\s*:\s*true"
     r"|\"status\"\s*:\s*\"error\""
     r"|^traceback \(most recent call last\)"
     r"|^(?:error|fatal|panic)\b[:!]"
     r"|^\s*\w*(?:Error|Exception):\s"
-    r"|^\S+\s+ERROR\s"
+    r"|(?-i:^\S+\s+ERROR\s)"
     r"|\b[1-9]\d* failed\b"
-    r"|^FAILED\s"
+    r"|(?-i:^FAILED\s)"
     r"|command failed"
-    r").*$"
 )
+# Every marker contains one of these words: most results have none and skip the regex.
+_MARKER_WORDS = ("exit", "error", "traceback", "fatal", "panic", "exception", "fail")
 
 
 def error_line(text: str) -> str | None:
+    """The line holding the first error marker of ``text``, stripped; None when there is none."""
+    lowered = text.lower()
+    if not any(word in lowered for word in _MARKER_WORDS):
+        return None
     match = ERROR_MARKERS.search(text)
-    return match.group(0).strip() if match else None
+    if match is None:
+        return None
+    start = text.rfind("\n", 0, match.start()) + 1
+    end = text.find("\n", match.end())
+    return text[start : end if end >= 0 else len(text)].strip()

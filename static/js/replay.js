@@ -162,7 +162,8 @@
     if (g && g.dataset.memvizId) showNode(g.dataset.memvizId);
   });
   document.addEventListener("keydown", (ev) => {
-    if (ev.target.closest("input:not([type=range]), textarea, select") || ev.target === slider) return;
+    const target = ev.target instanceof Element ? ev.target : null;
+    if (target && (target.closest("input:not([type=range]), textarea, select") || target === slider)) return;
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (ev.key === "ArrowLeft") { ev.preventDefault(); step(-1); }
     else if (ev.key === "ArrowRight") { ev.preventDefault(); step(1); }

@@ -99,3 +99,27 @@ def test_session_list_filters_by_diagnosis_agent_and_time(root: Path) -> None:
     assert listed(to="2026-06-10T08:00+08:00") == []
     assert listed(sort="findings", order="desc") == [fx.BAD, fx.GOOD]
     assert listed(sort="findings", order="asc") == [fx.GOOD, fx.BAD]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("building\nProcess exited with code 2\n", "Process exited with code 2"),
+        ("Traceback (most recent call last):\n  File x", "Traceback (most recent call last):"),
+        (
+            "ok\nerror: timed out waiting for the condition",
+            "error: timed out waiting for the condition",
+        ),
+        ("x\nMemoryError: Unable to allocate 6.1 GiB", "MemoryError: Unable to allocate 6.1 GiB"),
+        ("2026-06-12T08:51:40Z ERROR upstream reset", "2026-06-12T08:51:40Z ERROR upstream reset"),
+        ("3 failed, 21 passed in 2.41s", "3 failed, 21 passed in 2.41s"),
+        ('{"content": [], "isError": true}', '{"content": [], "isError": true}'),
+        ("24 passed in 2.18s\nexit code 0", None),
+        ("no error found, 0 failed", None),
+        ("handles errors: retries on failure", None),
+    ],
+)
+def test_error_markers(text: str, line: str | None) -> None:
+    from sessions.diagnostics import error_line
+
+    assert error_line(text) == line
