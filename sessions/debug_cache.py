@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from django.db.models import Max
 
 from canvases.models import Canvas, Revision
-from sessions.models import Agent
+from sessions.models import Agent, AgentSession, TrackedFile
 
 T = TypeVar("T")
 MAX_ENTRIES = 64
@@ -40,6 +40,34 @@ def agent_fingerprint(agent: Agent) -> tuple:
         agent.active_mmd_file,
         canvases,
         newest,
+    )
+
+
+def session_fingerprint(agent: Agent, session: AgentSession) -> tuple:
+    """What one session's findings depend on: its own file, the canvases, the refs, revisions.
+
+    Not the agent's last ingest: a live agent appends to one session at a time, and the other
+    sessions' findings stay valid (the map-builder's rewrites of every file change them all).
+    """
+    tracked = (
+        TrackedFile.objects.filter(agent=agent, relpath=session.relpath)
+        .values_list("size", "mtime_ns", "prefix_hash")
+        .first()
+    )
+    canvases = tuple(
+        Canvas.objects.filter(agent=agent)
+        .order_by("filename")
+        .values_list("filename", "content_hash")
+    )
+    newest = Revision.objects.filter(canvas__agent=agent).aggregate(n=Max("id"))["n"]
+    return (
+        session.pk,
+        session.rows_count,
+        session.last_timestamp,
+        tracked,
+        canvases,
+        newest,
+        agent.refs_count,
     )
 
 

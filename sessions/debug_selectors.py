@@ -20,7 +20,7 @@ from django.utils import timezone
 from canvases.mermaid import parse
 from canvases.models import Canvas, Revision
 from sessions import diagnostics as diag
-from sessions.debug_cache import agent_fingerprint, memo
+from sessions.debug_cache import agent_fingerprint, memo, session_fingerprint
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative, confine
 from sessions.memory.row_fields import aliases_of_all
@@ -195,7 +195,7 @@ def _scanner(agent: Agent) -> Callable[[str], diag.RefFacts | None]:
 
 def session_findings(agent: Agent, session: AgentSession) -> list[diag.Finding]:
     now = timezone.now()
-    key = ("diag", agent_fingerprint(agent), session.pk, _fresh_waits(agent, now))
+    key = ("diag", session_fingerprint(agent, session), _fresh_waits(agent, now))
     return memo(key, lambda: _session_findings(agent, session, now))
 
 
