@@ -34,7 +34,7 @@ urlpatterns += [
     path("sessions/", debug_views.sessions_list, name="sessions-list"),
     path("a/<str:agent>/diagnostics/", debug_views.agent_diagnostics_page, name="agent-diagnostics"),
     path("a/<str:agent>/ledger/", debug_views.agent_ledger_page, name="agent-ledger"),
-    path("a/<str:agent>/node/<str:node>/", debug_views.node_locate, name="node-locate"),
+    path("a/<str:agent>/node/<path:node>", debug_views.node_locate, name="node-locate"),
     path("a/<str:agent>/s/<str:session>/replay/", debug_views.replay_page, name="session-replay"),
     path(
         "a/<str:agent>/s/<str:session>/diagnostics/",

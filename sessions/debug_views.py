@@ -214,6 +214,7 @@ def session_report(request: HttpRequest, agent: str, session: str) -> HttpRespon
 def node_locate(request: HttpRequest, agent: str, node: str) -> HttpResponse:
     """A row's node id → that node on its canvas (`…/c/<file>/#node=<id>`)."""
     obj = agent_get(agent)
+    node = node.removesuffix("/")  # the link has no trailing slash (ids may hold one)
     ids = [node, f"n_{node}"]
     hit = (
         CanvasNode.objects.filter(agent=obj, node_id__in=ids)
