@@ -40,8 +40,8 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
     after, b_info = version_text(canvas, b)
     diff = "".join(
         difflib.unified_diff(
-            before.splitlines(keepends=True),
-            after.splitlines(keepends=True),
+            _lines(before),
+            _lines(after),
             a_info["label"],
             b_info["label"],
             n=2,
@@ -58,3 +58,8 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
         "a_render": render_body(before) if before else "",
         "b_render": render_body(after) if after else "",
     }
+
+
+def _lines(text: str) -> list[str]:
+    """Lines for the diff; the plugin writes no final newline, which would glue two lines."""
+    return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(keepends=True)]

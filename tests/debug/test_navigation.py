@@ -65,6 +65,7 @@ def test_compare_any_two_revisions(tmp_path: Path) -> None:
     assert data["changes"] == {"added": ["001-N3", "001-N4"], "removed": ["001-N2"], "changed": []}
     assert data["a"]["label"] == "r1" and data["b"]["label"] == "r3"
     assert "-    001-N2" in data["diff"]
+    assert "+    001-N3 --> 001-N4\n" in data["diff"]  # the last line, which has no newline
     same = json.loads(Client().get(url, {"a": "3", "b": "current", "format": "json"}).content)
     assert same["changes"] == {"added": [], "removed": [], "changed": []} and same["diff"] == ""
     assert Client().get(url, {"a": "9"}).status_code == 404
