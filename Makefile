@@ -2,14 +2,24 @@
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_TEST_PACKAGES := chromium redis-server postgresql fonts-noto-cjk
+APT_TEST_PACKAGES := chromium redis-server postgresql fonts-noto-cjk gettext
+# gettext's msgfmt compiles the UI translations (locale/) at set-up.
+APT_SETUP_PACKAGES := gettext
 
-.PHONY: run test setup test-deps lint bench-quick clean
+.PHONY: run test setup setup-deps test-deps lint bench-quick clean messages
 
 run: setup
 	$(BIN)/python manage.py run
 
-setup: $(VENV)/.installed static/vendor/.installed staticfiles/staticfiles.json
+setup: setup-deps $(VENV)/.installed static/vendor/.installed staticfiles/staticfiles.json
+	$(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v 0
+
+setup-deps:
+	@dpkg -s $(APT_SETUP_PACKAGES) >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_SETUP_PACKAGES) >/dev/null; }
+
+# After marking new strings: refresh locale/*/django.po (then translate the empty msgstr).
+messages: $(VENV)/.installed
+	$(BIN)/python manage.py makemessages -l zh_Hans --no-obsolete --ignore=.venv --ignore=node_modules --ignore=static/vendor --ignore=var
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)

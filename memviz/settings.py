@@ -255,3 +255,14 @@ STATICFILES_FINDERS = [
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
 # --- end static files -----------------------------------------------------------------------
+
+# --- i18n (issue 13): English and Simplified Chinese, from the browser or the header switch ----
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+# After sessions (it stores an explicit choice there), before CommonMiddleware (docs' order).
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.common.CommonMiddleware"),
+    "django.middleware.locale.LocaleMiddleware",
+)
+# --- end i18n ----------------------------------------------------------------------------------

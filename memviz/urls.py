@@ -4,8 +4,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from canvases import compare_views
 from canvases import views as canvas_views
 from memviz.throttle import ThrottledLoginView
+from sessions import debug_views
 from sessions import views as session_views
 
 urlpatterns = [
@@ -30,3 +32,22 @@ urlpatterns = [
     path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
     path("api/stream/", include("sessions.stream_urls")),
 ]
+
+# --- debugging a run (issue 13): replay, diagnostics, ledger, report, navigation, language ---
+urlpatterns += [
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("sessions/", debug_views.sessions_list, name="sessions-list"),
+    path("a/<str:agent>/diagnostics/", debug_views.agent_diagnostics_page, name="agent-diagnostics"),
+    path("a/<str:agent>/ledger/", debug_views.agent_ledger_page, name="agent-ledger"),
+    path("a/<str:agent>/node/<path:node>", debug_views.node_locate, name="node-locate"),
+    path("a/<str:agent>/s/<str:session>/replay/", debug_views.replay_page, name="session-replay"),
+    path(
+        "a/<str:agent>/s/<str:session>/diagnostics/",
+        debug_views.session_diagnostics_page,
+        name="session-diagnostics",
+    ),
+    path("a/<str:agent>/s/<str:session>/ledger/", debug_views.session_ledger_page, name="session-ledger"),
+    path("a/<str:agent>/s/<str:session>/report.md", debug_views.session_report, name="session-report"),
+    path("a/<str:agent>/c/<str:canvas>/compare/", compare_views.compare_page, name="canvas-compare"),
+]
+# --- end debugging a run ---

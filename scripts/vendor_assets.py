@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSETS = {
     "node_modules/mermaid/dist/mermaid.min.js": "static/vendor/mermaid/mermaid.min.js",
     "node_modules/svg-pan-zoom/dist/svg-pan-zoom.min.js": "static/vendor/svg-pan-zoom/svg-pan-zoom.min.js",
+    "node_modules/uplot/dist/uPlot.iife.min.js": "static/vendor/uplot/uPlot.iife.min.js",
+    "node_modules/uplot/dist/uPlot.min.css": "static/vendor/uplot/uPlot.min.css",
 }
 FONTS = {"noto-sans-sc": "node_modules/@fontsource/noto-sans-sc"}
 # The same faces installed on the machine are used without a download (Debian's fonts-noto-cjk

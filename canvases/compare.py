@@ -1,0 +1,65 @@
+"""Comparing any two versions of a canvas: revision texts (or the text now), their node changes."""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from django.http import Http404
+
+from canvases.history import node_changes
+from canvases.mermaid import content_hash, render_body
+from canvases.models import Canvas
+from sessions.models import Agent
+
+CURRENT = "current"
+
+
+def version_text(canvas: Canvas, ref: str) -> tuple[str, dict[str, Any]]:
+    """The text of revision ``ref`` (its after-text) or of the index now (``current``)."""
+    if ref == CURRENT:
+        return canvas.text, {"ref": CURRENT, "label": "now", "created_at": None, "author": None}
+    try:
+        number = int(ref)
+    except ValueError as exc:
+        raise Http404(f"{ref!r} is not a revision number") from exc
+    revision = canvas.revisions.filter(number=number).first()
+    if revision is None:
+        raise Http404(f"no revision {number} of {canvas.filename}")
+    return revision.after_text, {
+        "ref": str(number),
+        "label": f"r{number}",
+        "created_at": revision.created_at,
+        "author": revision.author,
+        "op": revision.op,
+    }
+
+
+def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
+    before, a_info = version_text(canvas, a)
+    after, b_info = version_text(canvas, b)
+    diff = "".join(
+        difflib.unified_diff(
+            _lines(before),
+            _lines(after),
+            a_info["label"],
+            b_info["label"],
+            n=2,
+        )
+    )
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "a": {**a_info, "hash": content_hash(before)},
+        "b": {**b_info, "hash": content_hash(after)},
+        "choices": [CURRENT, *(str(n) for n in canvas.revisions.values_list("number", flat=True))],
+        "changes": node_changes(before, after),
+        "diff": diff,
+        "a_render": render_body(before) if before else "",
+        "b_render": render_body(after) if after else "",
+    }
+
+
+def _lines(text: str) -> list[str]:
+    """Lines for the diff; the plugin writes no final newline, which would glue two lines."""
+    return [line if line.endswith("\n") else line + "\n" for line in text.splitlines(keepends=True)]

@@ -1,0 +1,288 @@
+"""Debugging a run: replay, diagnostics, token ledger, run report, the session list, node links."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+)
+from django.shortcuts import get_object_or_404
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_GET
+
+from canvases.models import CanvasNode
+from memviz.pages import json_response, render_page, wants_json
+from sessions import debug_selectors as ds
+from sessions.diagnosis_labels import titled
+from sessions.instants import iso, parse_instant
+from sessions.ledger_selectors import agent_ledger, session_ledger
+from sessions.models import Agent, AgentSession
+from sessions.replay import RECONSTRUCTED, REVISION
+from sessions.run_report import report_markdown
+from sessions.selectors import agent_get
+
+FRAME_PAGE = 500
+PAYLOAD_TEXT = 200  # characters of each row's tool call / summary sent to the replay page
+
+
+def _session(agent: str, session: str) -> tuple[Agent, AgentSession]:
+    obj = agent_get(agent)
+    return obj, get_object_or_404(AgentSession, agent=obj, session_id=session)
+
+
+def _int(value: str | None, default: int, low: int = 0, high: int = 10**9) -> int:
+    try:
+        return min(high, max(low, int(value or default)))
+    except ValueError:
+        return default
+
+
+@require_GET
+def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
+    obj, sess = _session(agent, session)
+    replay = ds.replay_for(obj, sess)
+    at_text = request.GET.get("at", "")
+    at = parse_instant(at_text)
+    if at_text and at is None:
+        message = f"at={at_text!r} is not an ISO 8601 instant"
+        if wants_json(request):
+            return json_response({"error": message}, status=400)
+        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
+    index = replay.index_at(at) if at is not None else len(replay) - 1 if len(replay) else 0
+    row = request.GET.get("row")
+    if row and at is None:  # evidence links point at a row by its line number
+        line = _int(row, 0)
+        index = next((i for i, r in enumerate(replay.rows) if r.line_no >= line), index)
+    offset = _int(request.GET.get("offset"), 0)
+    limit = _int(request.GET.get("limit"), FRAME_PAGE, 1, 5000)
+    end = min(len(replay), offset + limit)
+    sources = {
+        s: sum(1 for i in replay.scene_of if i is not None and replay.scenes[i].source == s)
+        for s in (REVISION, RECONSTRUCTED)
+    }
+    data: dict[str, Any] = {
+        "agent": obj.slug,
+        "session": sess.session_id,
+        "frames_total": len(replay),
+        "at": iso(at),
+        "index": index,
+        "before_start": bool(at and replay.sorted_times and at < replay.sorted_times[0]),
+        "frame": replay.frame(index) if len(replay) else None,
+        "sources": sources,
+        "offset": offset,
+        "frames": [replay.frame(i) for i in range(offset, end)],
+        "next_offset": end if end < len(replay) else None,
+    }
+    if wants_json(request):
+        return json_response(data)
+    payload = {
+        "index": index,
+        "frames": {
+            "t": [iso(t) for t in replay.times],
+            "known": [r.time is not None for r in replay.rows],
+            "scene": replay.scene_of,
+            "active": replay.active,
+        },
+        "rows": [
+            [
+                r.id,
+                r.line_no,
+                r.time_text,
+                r.node_id,
+                r.tool_call[:PAYLOAD_TEXT],
+                r.summary[:PAYLOAD_TEXT],
+            ]
+            for r in replay.rows
+        ],
+        "scenes": [s.as_json() for s in replay.scenes],
+        "canvas_url": reverse("canvas", args=[obj.slug, "__FILE__"]),
+        "session_url": reverse("session", args=[obj.slug, sess.session_id]),
+    }
+    data["frames"] = []  # the page gets every frame in `payload`; the JSON twin pages them
+    return render_page(
+        request,
+        "agent_sessions/replay.html",
+        data,
+        extra={
+            "payload": payload,
+            "report_url": reverse("session-report", args=[obj.slug, sess.session_id]),
+        },
+    )
+
+
+@require_GET
+def session_diagnostics_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
+    obj, sess = _session(agent, session)
+    data = {
+        "agent": obj.slug,
+        "session": sess.session_id,
+        "findings": titled(ds.findings_json(ds.session_findings(obj, sess))),
+    }
+    return render_page(request, "agent_sessions/diagnostics.html", data)
+
+
+@require_GET
+def agent_diagnostics_page(request: HttpRequest, agent: str) -> HttpResponse:
+    obj = agent_get(agent)
+    rollup = ds.agent_findings(obj)
+    data = {
+        "agent": obj.slug,
+        "session": None,
+        "findings": titled(ds.findings_json(rollup["findings"])),
+        "per_session": [
+            {
+                "session": sid,
+                "findings": titled([{"kind": k, "count": n} for k, n in counts.items()]),
+            }
+            for sid, counts in rollup["per_session"].items()
+        ],
+    }
+    return render_page(request, "agent_sessions/diagnostics.html", data)
+
+
+@require_GET
+def session_ledger_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
+    obj, sess = _session(agent, session)
+    return render_page(request, "agent_sessions/ledger.html", session_ledger(obj, sess))
+
+
+@require_GET
+def agent_ledger_page(request: HttpRequest, agent: str) -> HttpResponse:
+    return render_page(request, "agent_sessions/ledger.html", agent_ledger(agent_get(agent)))
+
+
+def session_report_data(obj: Agent, sess: AgentSession) -> dict[str, Any]:
+    replay = ds.replay_for(obj, sess)
+    canvas = None
+    if len(replay) and replay.scene_of[-1] is not None:
+        scene = replay.scenes[replay.scene_of[-1]]
+        canvas = {
+            "file": scene.file,
+            "source": scene.source,
+            "goal": scene.doc.meta.task_goal,
+            "progress": scene.doc.meta.progress,
+            "text": scene.text,
+            "render_body": scene.as_json()["render_body"],
+        }
+    return {
+        "agent": obj.slug,
+        "generated_at": iso(timezone.now()),
+        "session": {
+            "id": sess.session_id,
+            "file": sess.relpath,
+            "rows": sess.rows_count,
+            "first": sess.first_timestamp,
+            "last": sess.last_timestamp,
+        },
+        "rows": [
+            {
+                "line_no": r.line_no,
+                "timestamp": r.time_text,
+                "tool_call": r.tool_call,
+                "node_id": r.node_id,
+                "summary": r.summary,
+            }
+            for r in replay.rows
+        ],
+        "canvas": canvas,
+        "diagnostics": titled(ds.findings_json(ds.session_findings(obj, sess))),
+        "ledger": session_ledger(obj, sess),
+    }
+
+
+@require_GET
+def session_report(request: HttpRequest, agent: str, session: str) -> HttpResponse:
+    obj, sess = _session(agent, session)
+    data = session_report_data(obj, sess)
+    if wants_json(request):
+        return json_response(data)
+    response = HttpResponse(report_markdown(data), content_type="text/markdown; charset=utf-8")
+    name = quote(f"{obj.slug}-{sess.session_id}-report.md")
+    response["Content-Disposition"] = f"attachment; filename*=UTF-8''{name}"
+    return response
+
+
+@require_GET
+def node_locate(request: HttpRequest, agent: str, node: str) -> HttpResponse:
+    """A row's node id → that node on its canvas (`…/c/<file>/#node=<id>`)."""
+    obj = agent_get(agent)
+    node = node.removesuffix("/")  # the link has no trailing slash (ids may hold one)
+    ids = [node, f"n_{node}"]
+    hit = (
+        CanvasNode.objects.filter(agent=obj, node_id__in=ids)
+        .select_related("canvas")
+        .order_by("canvas__filename")
+        .first()
+    )
+    if hit is None:
+        raise Http404(f"node {node!r} is on no canvas of {obj.slug}")
+    url = reverse("canvas", args=[obj.slug, hit.canvas.filename])
+    return HttpResponseRedirect(f"{url}#node={quote(hit.node_id, safe='')}")
+
+
+SORTS = {
+    "last": lambda s: (s["last_at"] or "", s["agent"], s["id"]),
+    "first": lambda s: (s["first_at"] or "", s["agent"], s["id"]),
+    "rows": lambda s: (s["rows"], s["agent"], s["id"]),
+    "findings": lambda s: (sum(s["findings"].values()), s["agent"], s["id"]),
+    "agent": lambda s: (s["agent"], s["id"]),
+}
+
+
+@require_GET
+def sessions_list(request: HttpRequest) -> HttpResponse:
+    """Every session, filtered by agent, time range and diagnosis, sorted by a column."""
+    params = {
+        k: request.GET.get(k, "").strip()
+        for k in ("agent", "from", "to", "diagnosis", "sort", "order")
+    }
+    start, stop = parse_instant(params["from"]), parse_instant(params["to"])
+    agents = Agent.objects.all()
+    if params["agent"]:
+        agents = agents.filter(slug=params["agent"])
+    out = []
+    for agent in agents:
+        per_session = ds.agent_findings(agent)["per_session"]
+        for s in agent.sessions.all():
+            first, last = parse_instant(s.first_timestamp), parse_instant(s.last_timestamp)
+            if start and (last is None or last < start):
+                continue
+            if stop and (first is None or first > stop):
+                continue
+            findings = per_session.get(s.session_id, {})
+            if params["diagnosis"] and not findings.get(params["diagnosis"]):
+                continue
+            out.append(
+                {
+                    "agent": agent.slug,
+                    "id": s.session_id,
+                    "rows": s.rows_count,
+                    "first": s.first_timestamp,
+                    "last": s.last_timestamp,
+                    "first_at": _utc(first),
+                    "last_at": _utc(last),
+                    "findings": findings,
+                }
+            )
+    sort = params["sort"] if params["sort"] in SORTS else "last"
+    out.sort(key=SORTS[sort], reverse=params["order"] != "asc")
+    data = {
+        "filters": params,
+        "sort": sort,
+        "agents": list(Agent.objects.values_list("slug", flat=True)),
+        "diagnoses": titled([{"kind": k} for k in ds.diag.KINDS]),
+        "sessions": out,
+    }
+    return render_page(request, "agent_sessions/sessions.html", data, partial="results")
+
+
+def _utc(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).isoformat() if moment else None
