@@ -31,7 +31,7 @@ def json_response(data: Any, status: int = 200) -> JsonResponse:
 
 
 def render_page(
-    request: HtmxHttpRequest,
+    request: HttpRequest,
     template: str,
     data: dict[str, Any],
     *,
@@ -46,7 +46,8 @@ def render_page(
         return json_response(data)
     context = {**data, **(extra or {}), "json_url": _json_url(request)}
     name = template
-    if partial and getattr(request, "htmx", False) and not request.htmx.history_restore_request:
+    htmx: HtmxDetails | None = getattr(request, "htmx", None)
+    if partial and htmx and not htmx.history_restore_request:
         name = f"{template}#{partial}"
     return render(request, name, context)
 

@@ -6,7 +6,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memviz.tokens import METHOD, count_tokens, count_tokens_many
+from canvases.mermaid.tokens import METHOD
+from canvases.mermaid.tokens import token_count as count_tokens
+from canvases.mermaid.tokens import token_counts as count_tokens_many
 from sessions import token_ledger as tl
 from sessions.debug_cache import agent_fingerprint, memo
 from sessions.debug_selectors import (

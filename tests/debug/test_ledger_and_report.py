@@ -10,8 +10,8 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
+from canvases.mermaid.tokens import token_count as count_tokens
 from canvases.models import Canvas
-from memviz.tokens import count_tokens
 from sessions.ingest import ingest_path
 from sessions.memory.state_edit import resume_block
 from sessions.models import Row

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memviz import tokens
+from canvases.mermaid import tokens
 from tests.conftest import REPO, SHARED_FIXTURES
 
 JS_TIKTOKEN = REPO / "node_modules" / "js-tiktoken"
@@ -58,13 +58,13 @@ def test_counts_equal_js_tiktoken_on_every_fixture_text(tmp_path: Path) -> None:
     assert len(texts) > 40 and any("\u4e00" <= ch <= "\u9fff" for ch in "".join(texts))
     texts.append("<|endoftext|> is text here, not a special token")
     expected = js_counts(texts, tmp_path)
-    assert [tokens.count_tokens(t) for t in texts] == expected
-    assert tokens.count_tokens_many(texts) == expected
+    assert [tokens.token_count(t) for t in texts] == expected
+    assert tokens.token_counts(texts) == expected
 
 
 def test_known_token_ids() -> None:
     assert tokens.encoding().encode_ordinary("hello world") == [15339, 1917]
-    assert tokens.count_tokens("") == 0
+    assert tokens.token_count("") == 0
 
 
 def test_the_ranks_load_without_any_network(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,4 +74,4 @@ def test_the_ranks_load_without_any_network(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     tokens.encoding.cache_clear()
-    assert tokens.count_tokens("缓存命中率 cache hit rate") > 0
+    assert tokens.token_count("缓存命中率 cache hit rate") > 0
