@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any
 
 from canvases.mermaid import Canvas as ParsedCanvas
+from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import content_hash, parse, render_body
 from sessions.instants import iso, parse_instant
 from sessions.memory.row_fields import node_aliases
@@ -101,6 +102,7 @@ class Scene:
         }
         if with_render:
             out["render_body"] = render_body(self.text, doc=self.doc)
+            out["scene"] = canvas_scene(self.text, self.doc)  # what the page draws
         return out
 
 

@@ -1,15 +1,8 @@
-// Replay of a session: a slider over its rows; the canvas as it stood at each row, rendered with
-// mermaid the way the canvas page does (strict security, labels as text), nodes that do not
-// exist yet faded. Stepping re-renders only when the canvas text changes.
+// Replay of a session: a slider over its rows; the canvas as it stood at each row, drawn by
+// memviz's canvas renderer (canvas-draw.js, labels as text), nodes that do not exist yet faded.
+// Stepping re-draws only when the canvas text changes.
 (function () {
   "use strict";
-  mermaid.initialize({
-    startOnLoad: false,
-    securityLevel: "strict",
-    maxTextSize: 2000000,
-    maxEdges: 20000,
-    flowchart: { htmlLabels: true, useMaxWidth: false },
-  });
 
   const data = JSON.parse(document.getElementById("replay-data").textContent);
   const strings = {};
@@ -33,11 +26,6 @@
     return e;
   }
 
-  function nodeIdOf(g, known) {
-    const m = /(?:^|-)flowchart-(.+)-\d+$/.exec(g.id || "");
-    return m && known.has(m[1]) ? m[1] : null;
-  }
-
   async function renderScene(sceneIndex) {
     if (sceneIndex === renderedScene) return;
     renderedScene = sceneIndex;
@@ -46,20 +34,32 @@
     if (sceneIndex === null) { host.replaceChildren(el("p", "muted", strings.none)); return; }
     const scene = data.scenes[sceneIndex];
     try {
-      const { svg } = await mermaid.render("memviz-replay-" + (++renderCount), scene.render_body);
-      host.innerHTML = svg;  // mermaid's own output (strict mode): labels are text
+      // memviz's own renderer, as on the canvas and revision pages (labels are text)
+      const drawn = memvizDraw.draw(memvizDraw.normalize(scene.scene), {
+        collapsed: new Set(), title: data.file || "replay", idPrefix: "replay" + (++renderCount),
+      });
+      host.innerHTML = drawn.svg;
+      const svg = host.querySelector("svg");
+      for (const [id, label] of drawn.model.labels) {
+        const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+        if (g) g.insertAdjacentHTML("beforeend", label);
+      }
+      memvizDraw.applyCss(svg);
+      svg.setAttribute("viewBox", `-8 -8 ${drawn.model.width + 16} ${drawn.model.height + 16}`);
+      svg.setAttribute("width", drawn.model.width + 16);
+      svg.setAttribute("height", drawn.model.height + 16);
+      svg.classList.add("static");
     } catch (err) {
       host.replaceChildren();
       errorBox.hidden = false;
-      errorBox.textContent = "mermaid: " + (err && err.message ? err.message : err);
+      errorBox.textContent = String(err && err.message ? err.message : err);
       return;
     }
     const known = new Set(scene.nodes.map((n) => n.id));
-    host.querySelectorAll("g.node").forEach((g) => {
-      const id = nodeIdOf(g, known);
-      if (!id) return;
-      g.dataset.memvizId = id;
-      g.style.cursor = "pointer";
+    host.querySelectorAll("g.node[data-memviz-id]").forEach((g) => {
+      const id = g.dataset.memvizId;
+      if (!known.has(id)) return;
+      g.classList.add("clickable");
       nodeEls.set(id, g);
     });
   }

@@ -25,11 +25,11 @@ def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) 
     assert page.locator("li#loop").get_attribute("data-count") == "1"
     page.screenshot(path=str(ARTIFACTS / "diagnostics.png"), full_page=True)
     page.locator("li#failing_call .evidence a", has_text="line 2").click()
-    page.wait_for_function("document.body.dataset.replayReady === '1'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=20000)
     assert page.evaluate("document.body.dataset.frame") == "1"  # line 2 is the second frame
 
     page.goto(f"{live_server.url}/a/troubled/s/{dfx.BAD}/ledger/")
-    page.wait_for_function("document.body.dataset.ledgerChart === 'ok'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.ledgerChart === 'ok'", timeout=20000)
     assert page.locator("#ledger-chart canvas").count() == 1
     assert page.locator("#ledger-chart .u-legend").inner_text().count("refs") == 1
     page.screenshot(path=str(ARTIFACTS / "ledger.png"), full_page=True)
@@ -39,7 +39,7 @@ def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) 
     assert page.locator("tr[data-session]").count() == 2
     before = page.evaluate("history.length")
     page.select_option("select[name=diagnosis]", "loop")
-    page.wait_for_function("document.querySelectorAll('tr[data-session]').length === 1")
+    page.wait_for_function("() => document.querySelectorAll('tr[data-session]').length === 1")
     page.fill("input[name=from]", "2026-06-10T08:00+08:00")
     page.press("input[name=from]", "Enter")  # change and submit at once: still one entry
     page.wait_for_url(re.compile(r"from=2026"))
@@ -54,7 +54,7 @@ def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) 
 def test_report_export_embeds_the_rendered_svg(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     rfx.build(tmp_path / "root")
     page.goto(f"{live_server.url}/a/watched/s/{rfx.SESSION}/replay/")
-    page.wait_for_function("document.body.dataset.replayReady === '1'", timeout=20000)
+    page.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=20000)
     with page.expect_download() as info:
         page.click("#replay-export")
     text = Path(info.value.path()).read_text("utf-8")
@@ -79,7 +79,7 @@ def test_compare_and_chinese_ui(live_server, chromium_launch, tmp_path: Path) ->
         ).new_page()
         tab.goto(f"{live_server.url}/a/watched/c/{rfx.FILE}/compare/?a=1&b=3")
         tab.wait_for_function(
-            "document.querySelectorAll('.static-diagram[data-rendered=ok]').length === 2",
+            "() => document.querySelectorAll('.static-diagram[data-rendered=ok]').length === 2",
             timeout=20000,
         )
         assert tab.locator("html").get_attribute("lang") == "zh-hans"
@@ -87,10 +87,10 @@ def test_compare_and_chinese_ui(live_server, chromium_launch, tmp_path: Path) ->
         assert tab.locator("g.node.diff-removed").count() == 1
         tab.screenshot(path=str(ARTIFACTS / "compare-zh.png"), full_page=True)
         tab.goto(f"{live_server.url}/a/after/s/{rfx.SESSION}/replay/")
-        tab.wait_for_function("document.body.dataset.replayReady === '1'", timeout=20000)
+        tab.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=20000)
         assert "由节点 Timestamp 和行时间重建" in tab.inner_text("#replay-source")
         tab.screenshot(path=str(ARTIFACTS / "replay-zh.png"), full_page=True)
         tab.select_option(".language-switch select", "en")  # submits on change
-        tab.wait_for_function("document.documentElement.lang === 'en'")
+        tab.wait_for_function("() => document.documentElement.lang === 'en'")
         assert "reconstructed" in tab.inner_text("#replay-source")
         browser.close()

@@ -26,7 +26,7 @@ def drawn_nodes(page) -> set[str]:  # type: ignore[no-untyped-def]
 
 def wait_frame(page, index: int) -> None:  # type: ignore[no-untyped-def]
     page.wait_for_function(
-        f"document.body.dataset.replayReady === '1' && document.body.dataset.frame === '{index}'",
+        f"() => document.body.dataset.replayReady === '1' && document.body.dataset.frame === '{index}'",
         timeout=20000,
     )
 
