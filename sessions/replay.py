@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.canvas_scene import canvas_scene
+from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse, render_body
 from sessions.instants import iso, parse_instant
 from sessions.memory.row_fields import node_aliases
