@@ -19,6 +19,7 @@ from sessions.models import Agent
 
 # Not steps of the undo stack: undo/redo themselves, and resume (which changes state.json).
 NOT_UNDOABLE = ("undo", "redo", "resume")
+REDO_SCAN = 200  # undo/redo pairs scanned back for a redo target
 # The map-builder holds a copy of the canvas for up to its backend timeout (120 s, spec §7.3).
 MAP_BUILDER_WINDOW = timedelta(seconds=150)
 # Edits whose effect the agent never undoes on purpose: losing them is always a stale write.
@@ -49,7 +50,9 @@ def undo_target(canvas: Canvas) -> Revision | None:
 
 
 def redo_target(canvas: Canvas) -> Revision | None:
-    for revision in _human(canvas).exclude(op="resume").order_by("-number"):
+    # only the tail of the history can hold a redo target: it ends at the first other edit
+    recent = _human(canvas).exclude(op="resume").order_by("-number").only("number", "op", "params")
+    for revision in recent[:REDO_SCAN]:
         if revision.op == "redo":
             continue
         if revision.op != "undo":
