@@ -28,6 +28,7 @@ import re
 import secrets
 import threading
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -410,8 +411,6 @@ def _failure(exc: BaseException) -> str:
 
 def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamResult:
     """Apply every valid event of ``body``; errors are reported per line and skip that event."""
-    from sessions.ingest import ingest_agent_dir
-
     lines = split_events(body)
     folder = agent_dir(agent_name)
     result = StreamResult(agent=agent_name)
@@ -423,6 +422,33 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
         # The spec's layout; a write that then cannot happen is reported with its own event.
         with contextlib.suppress(OSError):
             (folder / sub).mkdir(parents=True, exist_ok=True)
+    # Like every write to an agent, a push runs under the agent's write lock (sessions.locks):
+    # memviz's own edits of this agent and other processes' pushes wait for it.
+    with _agent_write_lock(folder):
+        _apply(folder, agent_name, parsed, result, index=index)
+    return result
+
+
+@contextlib.contextmanager
+def _agent_write_lock(folder: Path) -> Iterator[None]:
+    from sessions.ingest import agent_for_folder
+    from sessions.locks import agent_locked
+    from sessions.memory.layout import discover_agents
+
+    found = [f for f in discover_agents(folder) if f.path.resolve() == folder.resolve()]
+    if not found:  # nothing memviz could index yet: no agent row to lock
+        yield
+        return
+    agent = agent_for_folder(found[0], push_root())
+    with agent_locked(agent.pk):
+        yield
+
+
+def _apply(
+    folder: Path, agent_name: str, parsed: ParsedEvents, result: StreamResult, *, index: bool
+) -> None:
+    from sessions.ingest import ingest_agent_dir
+
     with _indexes_lock:
         for file_name, numbered in parsed.rows.items():
             try:
@@ -443,4 +469,3 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
             log.exception("push to %s: written, but indexing failed", agent_name)
             reason = "events were written but indexing them failed; the next ingest retries"
             result.errors.append({"line": 0, "reason": reason})
-    return result
