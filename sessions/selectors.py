@@ -6,11 +6,13 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from canvases.models import Canvas, CanvasNode
+from sessions import counters, search
 from sessions.memory.paths import UnsafePath
 from sessions.memory.refs import resolve_ref
 from sessions.models import Agent, AgentSession, Ref, Row
@@ -22,7 +24,8 @@ def ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 1) if denominator else None
 
 
-def agent_summary(agent: Agent) -> dict[str, Any]:
+def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> dict[str, Any]:
+    unplaced = unplaced if unplaced is not None else counters.unplaced_counts(agent)
     return {
         "slug": agent.slug,
         "name": agent.name,
@@ -31,7 +34,7 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
         "sessions": agent.sessions_count,
         "canvases": agent.canvases_count,
         "rows": agent.rows_count,
-        "unmapped_rows": agent.unmapped_count,
+        "unmapped_rows": unplaced.null + unplaced.wait,
         "problems": agent.problems_count,
         "refs": agent.refs_count,
         "refs_bytes": agent.refs_bytes,
@@ -49,7 +52,12 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
 
 
 def agents_list() -> dict[str, Any]:
-    return {"agents": [agent_summary(a) for a in Agent.objects.all()]}
+    unplaced = counters.unplaced_counts_all()
+    return {
+        "agents": [
+            agent_summary(a, unplaced.get(a.pk, counters.Unplaced())) for a in Agent.objects.all()
+        ]
+    }
 
 
 def agent_get(slug: str) -> Agent:
@@ -58,13 +66,12 @@ def agent_get(slug: str) -> Agent:
 
 def placed_node_ids(agent: Agent) -> set[str]:
     """Every node id drawn on a canvas of the agent, plus the row form of the Go port's ``n_`` ids."""
-    ids = set(CanvasNode.objects.filter(agent=agent).values_list("node_id", flat=True))
-    ids.update(i[2:] for i in list(ids) if i.startswith("n_"))
-    return ids
+    return set(counters.placed_keys(agent))
 
 
 def unplaced_rows(agent: Agent) -> QuerySet[Row]:
-    return Row.objects.filter(agent=agent).filter(UNMAPPED | ~Q(node_id__in=placed_node_ids(agent)))
+    """Rows on no canvas of the agent, in file order, from the partial index on ``placed``."""
+    return Row.objects.filter(agent=agent, placed=False).order_by("session_id", "line_no")
 
 
 def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
@@ -145,18 +152,18 @@ def agent_detail(agent: Agent) -> dict[str, Any]:
         }
         for s in agent.sessions.all()
     ]
-    unplaced = unplaced_rows(agent)
+    unplaced = counters.unplaced_counts(agent)
     return {
-        "agent": agent_summary(agent),
+        "agent": agent_summary(agent, unplaced),
         "state": {"data": agent.state_data, "error": agent.state_error or None},
         "registry_error": agent.registry_error or None,
         "canvases": canvases,
         "sessions": sessions,
-        "unplaced_rows": unplaced.count(),
+        "unplaced_rows": unplaced.total,
         "unplaced_by_kind": {
-            "null": unplaced.filter(node_id__isnull=True).count(),
-            "wait": unplaced.filter(node_id="wait").count(),
-            "dangling": unplaced.exclude(UNMAPPED).count(),
+            "null": unplaced.null,
+            "wait": unplaced.wait,
+            "dangling": unplaced.dangling,
         },
     }
 
@@ -204,26 +211,74 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
     }
 
 
-def search(query: str, limit: int = 50) -> dict[str, Any]:
-    query = query.strip()
-    if len(query) < 2:
-        return {"q": query, "nodes": [], "rows": []}
-    nodes = (
-        CanvasNode.objects.filter(
-            Q(title__icontains=query) | Q(summary__icontains=query) | Q(node_id__iexact=query)
-        )
-        .select_related("canvas", "agent")
-        .order_by("agent__slug", "canvas__filename", "position")[:limit]
+def search_context(params: dict[str, str]) -> dict[str, Any]:
+    """The search page: hits per kind, newest first, each with the cursor of its "more" link."""
+    query = params.get("q", "").strip()
+    agent = Agent.objects.filter(slug=params.get("agent", "")).first()
+    session = None
+    if agent is not None and params.get("session"):
+        session = AgentSession.objects.filter(agent=agent, session_id=params["session"]).first()
+    status = params.get("status", "").strip()
+    filters = search.Filters(
+        agent_id=agent.pk if agent else None,
+        session_pk=session.pk if session else None,
+        status=status,
     )
-    rows = (
-        Row.objects.filter(Q(tool_call__icontains=query) | Q(summary__icontains=query))
-        .select_related("agent", "session")
-        .order_by("agent__slug", "session__session_id", "line_no")[:limit]
+    unknown = [
+        name
+        for name, given, found in (("agent", "agent", agent), ("session", "session", session))
+        if params.get(given) and found is None
+    ]
+
+    def cursor(name: str) -> int | None:
+        with suppress(ValueError):
+            return int(params.get(name, ""))
+        return None
+
+    kinds = tuple(k for k in ("nodes", "rows", "refs") if params.get("only", k) == k)
+    found = (
+        search.search_ids(
+            query,
+            filters,
+            rows_before=cursor("rows_before"),
+            nodes_before=cursor("nodes_before"),
+            refs_before=cursor("refs_before"),
+            kinds=kinds,
+        )
+        if not unknown
+        else search.search_ids("", filters)
+    )
+    nodes = _in_order(
+        CanvasNode.objects.filter(pk__in=found["nodes"].ids).select_related("canvas", "agent"),
+        found["nodes"].ids,
+    )
+    rows = _in_order(
+        Row.objects.filter(pk__in=found["rows"].ids).select_related("agent", "session"),
+        found["rows"].ids,
+    )
+    refs = _in_order(
+        Ref.objects.filter(pk__in=found["refs"].ids).select_related("agent"), found["refs"].ids
     )
     return {
         "q": query,
+        "filters": {
+            "agent": agent.slug if agent else "",
+            "session": session.session_id if session else "",
+            "status": status,
+        },
+        "unknown_filters": unknown,
+        "choices": {
+            "agents": list(Agent.objects.values_list("slug", flat=True)),
+            "sessions": list(
+                AgentSession.objects.filter(agent=agent).values_list("session_id", flat=True)
+            )
+            if agent
+            else [],
+            "statuses": list(SEARCH_STATUSES),
+        },
         "nodes": [
             {
+                "id": n.pk,
                 "agent": n.agent.slug,
                 "canvas": n.canvas.filename,
                 "node_id": n.node_id,
@@ -235,13 +290,37 @@ def search(query: str, limit: int = 50) -> dict[str, Any]:
         ],
         "rows": [
             {
+                "id": r.pk,
                 "agent": r.agent.slug,
                 "session": r.session.session_id,
                 "line_no": r.line_no,
                 "node_id": r.node_id,
                 "tool_call": r.tool_call,
                 "summary": r.summary,
+                "timestamp": r.timestamp,
             }
             for r in rows
         ],
+        "refs": [
+            {
+                "id": r.pk,
+                "agent": r.agent.slug,
+                "name": r.name,
+                "url_name": ref_url_name(r.name),
+                "tool": r.tool,
+                "timestamp": r.timestamp,
+            }
+            for r in refs
+        ],
+        "refs_indexed": settings.MEMVIZ_INDEX_REF_TEXT,
+        "more": {name: f.before for name, f in found.items()},
+        "partial": {name: f.partial for name, f in found.items()},
     }
+
+
+SEARCH_STATUSES = ("done", "doing", "todo", "paused", "blocked")
+
+
+def _in_order(queryset: QuerySet, ids: list[int]) -> list[Any]:
+    by_pk = {obj.pk: obj for obj in queryset}
+    return [by_pk[pk] for pk in ids if pk in by_pk]

@@ -6,6 +6,7 @@ import re
 import secrets
 import tempfile
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -34,11 +35,14 @@ def home(request: HttpRequest) -> HttpResponse:
     return render_page(request, "agent_sessions/home.html", data, extra={"jobs": jobs})
 
 
+UNPLACED_SHOWN = 200
+
+
 @require_GET
 def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
     obj = selectors.agent_get(agent)
     data = selectors.agent_detail(obj)
-    unplaced = list(selectors.unplaced_rows(obj).select_related("session")[:200])
+    unplaced = list(selectors.unplaced_rows(obj).select_related("session")[:UNPLACED_SHOWN])
     data["unplaced"] = selectors.rows_json(obj, unplaced)
     return render_page(request, "agent_sessions/agent.html", data)
 
@@ -137,10 +141,20 @@ def _ref_error(
     return response
 
 
+SEARCH_PAGES = {"nodes": "nodes_page", "rows": "rows_page", "refs": "refs_page"}
+
+
 @require_GET
 def search_page(request: HttpRequest) -> HttpResponse:
-    data = selectors.search(request.GET.get("q", ""))
-    return render_page(request, "agent_sessions/search.html", data, partial="results")
+    params = request.GET.dict()
+    data = selectors.search_context(params)
+    base = {k: v for k, v in data["filters"].items() if v}
+    extra = {
+        "base_query": urlencode({"q": data["q"], **base}),
+        **{f"{kind}_before": params.get(f"{kind}_before") for kind in SEARCH_PAGES},
+    }
+    partial = SEARCH_PAGES.get(params.get("only", ""), "results")
+    return render_page(request, "agent_sessions/search.html", data, extra=extra, partial=partial)
 
 
 def _job_json(job: IngestJob) -> dict:

@@ -1,0 +1,243 @@
+"""Search over canvas nodes, rows and (optionally) ref texts: newest first, paged, filtered.
+
+Each kind is searched through the database's own text index (see ``sessions.search_terms``)
+in windows of ids, newest first: a window asks the index for the newest matches below a bound,
+and the next window is four times larger. That keeps a common word instant (the first window
+has enough hits) and a rare one too (few windows), and bounds the worst case, a query whose
+pieces are all common but never meet: past ``MEMVIZ_SEARCH_BUDGET_MS`` the answer says how far
+it looked and "more" goes on from there. Every candidate is re-checked as a case-insensitive
+substring, so a hit always contains the query.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+
+from sessions.search_terms import (
+    MIN_QUERY_CHARS,
+    fts_grams_query,
+    fts_trigram_query,
+    like_pattern,
+    tsquery,
+)
+
+PAGE = 50
+FIRST_WINDOW = 20_000
+# A 1-2 character query that is not all CJK is looked up through the trigram index's terms;
+# past this many terms a plain scan of each window is cheaper.
+MAX_PREFIX_TERMS = 300
+
+
+@dataclass(frozen=True)
+class Filters:
+    agent_id: int | None = None
+    session_pk: int | None = None
+    status: str = ""
+
+
+@dataclass
+class Found:
+    """The ids of one kind's hits, newest first, and where "more" would go on from."""
+
+    ids: list[int]
+    before: int | None  # search ids below this next; None when nothing is left
+    partial: bool  # stopped by the time budget before filling the page
+
+
+@dataclass(frozen=True)
+class Kind:
+    table: str
+    fts: str  # SQLite index tables: <fts>_fts, <fts>_grams, <fts>_fts_vocab
+    columns: tuple[str, ...]  # re-checked as substrings
+    pg_match: str  # PostgreSQL: "<tsvector> @@ %s::tsquery", with its join if any
+    pg_join: str = ""
+
+
+ROWS = Kind(
+    table="agent_sessions_row",
+    fts="agent_sessions_row",
+    columns=("tool_call", "summary"),
+    pg_match="t.search @@ %s::tsquery",
+)
+NODES = Kind(
+    table="canvases_canvasnode",
+    fts="agent_sessions_node",
+    columns=("node_id", "title", "summary"),
+    pg_match="s.doc @@ %s::tsquery",
+    pg_join="JOIN agent_sessions_nodesearch s ON s.node_id = t.id",
+)
+REFS = Kind(
+    table="agent_sessions_ref",
+    fts="agent_sessions_ref",
+    columns=(),  # re-checked against the indexed text itself (SQLite); see _ref_recheck
+    pg_match="t.search @@ %s::tsquery",
+)
+
+
+def _filter_sql(kind: Kind, filters: Filters) -> tuple[str, list[Any]]:
+    sql, params = "", []
+    if filters.agent_id is not None:
+        sql += " AND t.agent_id = %s"
+        params.append(filters.agent_id)
+    if kind is ROWS and filters.session_pk is not None:
+        sql += " AND t.session_id = %s"
+        params.append(filters.session_pk)
+    if filters.status and kind is NODES:
+        sql += " AND t.status = %s"
+        params.append(filters.status)
+    elif filters.status and kind is ROWS:
+        # rows placed on a node that has this status now
+        sql += (
+            " AND EXISTS (SELECT 1 FROM canvases_canvasnode c WHERE c.agent_id = t.agent_id"
+            " AND c.node_id IN (t.node_id, 'n_' || t.node_id) AND c.status = %s)"
+        )
+        params.append(filters.status)
+    return sql, params
+
+
+def _recheck_sql(kind: Kind, query: str) -> tuple[str, list[Any]]:
+    if kind is REFS:
+        if connection.vendor == "sqlite":
+            return f" AND {kind.fts}_fts.body LIKE %s ESCAPE '\\'", [like_pattern(query)]
+        return "", []  # PostgreSQL keeps no ref text: its word match is the answer
+    op = "LIKE" if connection.vendor == "sqlite" else "ILIKE"
+    escape = " ESCAPE '\\'" if connection.vendor == "sqlite" else ""
+    sql = " OR ".join(f"t.{column} {op} %s{escape}" for column in kind.columns)
+    return f" AND ({sql})", [like_pattern(query)] * len(kind.columns)
+
+
+Fetch = Callable[[int, int, int], list[int]]
+
+
+def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetch | None:
+    """A function (low, high, limit) -> ids in [low, high), newest first; None: no hit possible."""
+    where, params = _filter_sql(kind, filters)
+    recheck, recheck_params = _recheck_sql(kind, query)
+    if connection.vendor == "postgresql":
+        ts = tsquery(query)
+        if kind is REFS and not ts:
+            return None
+        index_sql = f" AND {kind.pg_match}" if ts else ""
+        head = f"SELECT t.id FROM {kind.table} t {kind.pg_join} WHERE t.id >= %s AND t.id < %s"
+        sql = f"{head}{index_sql}{recheck}{where} ORDER BY t.id DESC LIMIT %s"
+        lead = [ts] if ts else []
+        return _runner(sql, lambda lo, hi, k: [lo, hi, *lead, *recheck_params, *params, k])
+    match = _sqlite_match(kind, query)
+    if match is None:
+        if kind is REFS:
+            return None
+        sql = (
+            f"SELECT t.id FROM {kind.table} t WHERE t.id >= %s AND t.id < %s{recheck}{where} "
+            "ORDER BY t.id DESC LIMIT %s"
+        )
+        return _runner(sql, lambda lo, hi, k: [lo, hi, *recheck_params, *params, k])
+    table, expression = match
+    if not expression:
+        return None
+    sql = (
+        f"SELECT {table}.rowid FROM {table} JOIN {kind.table} t ON t.id = {table}.rowid "
+        f"WHERE {table} MATCH %s AND {table}.rowid >= %s AND {table}.rowid < %s"
+        f"{recheck}{where} ORDER BY {table}.rowid DESC LIMIT %s"
+    )
+    if kind is REFS:
+        # the recheck reads the stored text of the trigram table
+        sql = sql.replace(f"{kind.fts}_fts.body", f"{table}.body")
+    return _runner(sql, lambda lo, hi, k: [expression, lo, hi, *recheck_params, *params, k])
+
+
+def _sqlite_match(kind: Kind, query: str) -> tuple[str, str] | None:
+    """(FTS table, MATCH expression) for ``query``; None: no index helps, scan instead;
+    an empty expression: the index proves there is no hit."""
+    trigrams = fts_trigram_query(query)
+    if trigrams:
+        return f"{kind.fts}_fts", trigrams
+    grams = fts_grams_query(query)
+    if grams:
+        return f"{kind.fts}_grams", grams
+    if kind is REFS:
+        return None
+    # 1-2 characters: every indexed trigram that starts with them (texts end with a newline,
+    # so a match at the very end is one too).
+    prefix = query.lower()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT term FROM {kind.fts}_fts_vocab WHERE term >= %s AND term < %s LIMIT %s",
+            [prefix, prefix + "\U0010ffff", MAX_PREFIX_TERMS + 1],
+        )
+        terms = [term for (term,) in cursor.fetchall()]
+    if len(terms) > MAX_PREFIX_TERMS:
+        return None
+    return f"{kind.fts}_fts", " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+def _runner(sql: str, params: Callable[[int, int, int], list[Any]]) -> Fetch:
+    def fetch(low: int, high: int, limit: int) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params(low, high, limit))
+            return [pk for (pk,) in cursor.fetchall()]
+
+    return fetch
+
+
+def _id_range(kind: Kind) -> tuple[int, int]:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM {kind.table}")
+        low, high = cursor.fetchone()
+    return low, high
+
+
+def search_kind(
+    kind: Kind, query: str, filters: Filters, *, before: int | None, deadline: float, limit: int
+) -> Found:
+    """The newest ``limit`` hits below ``before``, window by window (see the module doc)."""
+    fetch = _fetcher(kind, query, filters)
+    if fetch is None:
+        return Found([], None, False)
+    low, high = _id_range(kind)
+    top = min(before, high + 1) if before is not None else high + 1
+    ids: list[int] = []
+    window = FIRST_WINDOW
+    while top > low and len(ids) <= limit:
+        bottom = max(low, top - window)
+        ids += fetch(bottom, top, limit + 1 - len(ids))
+        top = bottom
+        window *= 4
+        if time.monotonic() > deadline:
+            break
+    if len(ids) > limit:
+        return Found(ids[:limit], ids[limit - 1], False)
+    if top > low:
+        return Found(ids, top, True)
+    return Found(ids, None, False)
+
+
+def search_ids(
+    query: str,
+    filters: Filters,
+    *,
+    rows_before: int | None = None,
+    nodes_before: int | None = None,
+    refs_before: int | None = None,
+    limit: int = PAGE,
+    kinds: tuple[str, ...] = ("nodes", "rows", "refs"),
+) -> dict[str, Found]:
+    """Hit ids per kind ("nodes", "rows", "refs"); ``*_before`` pages on from a "more" link."""
+    found = {name: Found([], None, False) for name in ("nodes", "rows", "refs")}
+    if len(query) < MIN_QUERY_CHARS:
+        return found
+    deadline = time.monotonic() + settings.MEMVIZ_SEARCH_BUDGET_MS / 1000
+    plan = [("nodes", NODES, nodes_before), ("rows", ROWS, rows_before)]
+    if settings.MEMVIZ_INDEX_REF_TEXT:
+        plan.append(("refs", REFS, refs_before))
+    for name, kind, before in plan:
+        if name in kinds:
+            found[name] = search_kind(
+                kind, query, filters, before=before, deadline=deadline, limit=limit
+            )
+    return found

@@ -1,0 +1,117 @@
+"""The text of the search indexes and of the queries against them (plain Python, no database).
+
+Two tokenisations, one per database:
+* SQLite indexes every character trigram of a document (FTS5's trigram tokenizer), so any
+  substring of 3 or more characters is found; CJK bigrams go into a second, small index,
+  because Chinese text has no spaces and a 2-character word is common.
+* PostgreSQL indexes ``words``: runs of letters and digits, lower-cased, plus every bigram of a
+  CJK run, as a tsvector built here. A query matches words from their start and CJK anywhere.
+
+Both re-check every candidate with a case-insensitive substring test, so a hit always contains
+the query as typed.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "MIN_QUERY_CHARS",
+    "cjk_grams",
+    "fts_trigram_query",
+    "grams_text",
+    "like_pattern",
+    "node_body",
+    "row_body",
+    "tsquery",
+    "tsvector_literal",
+    "words",
+]
+
+MIN_QUERY_CHARS = 2
+# Han (with extensions and compatibility forms), kana, Hangul syllables.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_WORD = re.compile(f"[^\\W_{_CJK}]+")
+# A PostgreSQL lexeme may not exceed 2 KB; longer "words" (base64, hashes) are cut.
+_MAX_LEXEME_CHARS = 500
+
+
+def row_body(tool_call: str, summary: str) -> str:
+    """What a row is searched by. The trailing newline puts every 2-character tail inside a
+    trigram, which the SQLite index needs to answer 2-character queries."""
+    return f"{tool_call}\n{summary}\n"
+
+
+def node_body(node_id: str, title: str, summary: str) -> str:
+    return f"{node_id}\n{title}\n{summary}\n"
+
+
+def cjk_grams(text: str) -> list[str]:
+    """Every bigram of every CJK run (a lone CJK character stands for itself), sorted, once each."""
+    grams: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            grams.add(run)
+        else:
+            grams.update(run[i : i + 2] for i in range(len(run) - 1))
+    return sorted(grams)
+
+
+def grams_text(text: str) -> str:
+    """The document of the SQLite CJK index: its bigrams separated by spaces (deterministic, so
+    a contentless FTS5 delete can be given exactly what was inserted)."""
+    return " ".join(cjk_grams(text))
+
+
+def words(text: str) -> list[str]:
+    """PostgreSQL lexemes of a document: lower-cased words and CJK bigrams, sorted, once each."""
+    found = {w[:_MAX_LEXEME_CHARS] for w in _WORD.findall(text.lower())}
+    found.update(cjk_grams(text))
+    return sorted(found)
+
+
+def _quote_lexeme(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_literal(text: str) -> str:
+    """``text`` as a tsvector input string (lexemes quoted verbatim, no positions)."""
+    return " ".join(_quote_lexeme(w) for w in words(text))
+
+
+def tsquery(query: str) -> str | None:
+    """The tsquery that pre-filters ``query`` on PostgreSQL, or None when nothing is indexable.
+
+    Every word matches as a prefix (the user may still be typing); CJK bigrams match exactly.
+    The substring re-check then keeps only rows that contain the query as typed.
+    """
+    parts = [_quote_lexeme(w[:_MAX_LEXEME_CHARS]) + ":*" for w in _WORD.findall(query.lower())]
+    parts += [_quote_lexeme(g) for g in cjk_grams(query) if len(g) == 2]
+    return " & ".join(dict.fromkeys(parts)) or None
+
+
+def fts_trigram_query(query: str) -> str | None:
+    """An FTS5 MATCH expression for the trigram index: every trigram of the query, ANDed.
+
+    The index keeps no positions (detail=none, a third of the size), so this is a pre-filter;
+    the substring re-check does the rest. None for queries shorter than 3 characters.
+    """
+    grams = dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2))
+    if not grams:
+        return None
+    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+
+
+def fts_grams_query(query: str) -> str | None:
+    """An FTS5 MATCH expression for the CJK bigram index, when the query is all CJK."""
+    if not _CJK_RUN.fullmatch(query):
+        return None
+    grams = cjk_grams(query)
+    return " AND ".join(f'"{g}"' for g in grams) or None
+
+
+def like_pattern(query: str) -> str:
+    """``%query%`` for LIKE/ILIKE with ``\\`` as the escape character."""
+    escaped = query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
