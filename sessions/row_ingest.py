@@ -120,7 +120,10 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
     if appended:
         problems = [p for p in session.problems if p.get("kind") != "partial"]
         stream = RowStream(
-            session_file.path, start_offset=tracked.offset, start_line_no=tracked.line_no
+            session_file.path,
+            start_offset=tracked.offset,
+            start_line_no=tracked.line_no,
+            batch_rows=ROW_BATCH,
         )
         digest_from, digest_base = tracked.offset, tracked.prefix_hash
     else:
@@ -133,7 +136,7 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
             ctx.delta.sessions_reread.append(session_file.session_id)
         session_rows_forget(session)
         problems = []
-        stream = RowStream(session_file.path)
+        stream = RowStream(session_file.path, batch_rows=ROW_BATCH)
         digest_from, digest_base = 0, ""
     report.files_read += 1
     new_ids: list[str] = []

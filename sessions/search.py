@@ -224,11 +224,12 @@ def search_ids(
     rows_before: int | None = None,
     nodes_before: int | None = None,
     refs_before: int | None = None,
-    limit: int = PAGE,
+    limit: int | None = None,
     kinds: tuple[str, ...] = ("nodes", "rows", "refs"),
 ) -> dict[str, Found]:
     """Hit ids per kind ("nodes", "rows", "refs"); ``*_before`` pages on from a "more" link."""
     found = {name: Found([], None, False) for name in ("nodes", "rows", "refs")}
+    limit = limit or PAGE
     if len(query) < MIN_QUERY_CHARS:
         return found
     deadline = time.monotonic() + settings.MEMVIZ_SEARCH_BUDGET_MS / 1000

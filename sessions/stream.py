@@ -333,5 +333,7 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
         except (OSError, ValueError) as exc:
             result.errors.append({"line": number, "reason": f"could not write: {exc}"})
     if index and result.applied:
-        ingest_agent_dir(folder, root=push_root())
+        # Name what was written, so the ingest checks only that (not the whole refs folder).
+        written = [folder / name for name in rows_by_file] + [path for _n, path, _d in files]
+        ingest_agent_dir(folder, root=push_root(), changed=written)
     return result

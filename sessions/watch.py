@@ -72,12 +72,13 @@ class Watcher:
             return None
         dirs, full = changed_agent_dirs(self.root, paths)
         close_old_connections()
+        # The events name what changed: ingest checks those cheaply instead of whole folders.
         if full:
-            report = ingest_path(self.root)
+            report = ingest_path(self.root, changed=paths)
         else:
             report = IngestReport()
             for agent_dir in sorted(dirs):
-                part = ingest_agent_dir(agent_dir, root=self.root)
+                part = ingest_agent_dir(agent_dir, root=self.root, changed=paths)
                 report.agents += part.agents
                 report.rows_added += part.rows_added
                 report.canvases_changed += part.canvases_changed
