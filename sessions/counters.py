@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count, Sum
 
 from sessions.db_triggers import COUNTS, PLACED_SQL, ROW
-from sessions.models import Agent, AgentSession, NodeRowCount
+from sessions.models import Agent, AgentSession, NodeRowCount, Ref, Row
 
 CHUNK = 500
 
@@ -149,3 +150,57 @@ def agent_totals_refresh(agent: Agent) -> None:
     agent.canvas_bytes = canvases["size"] or 0
     unplaced = unplaced_counts(agent)
     agent.unmapped_count = unplaced.null + unplaced.wait
+
+
+def canvas_lint_context(agent: Agent, canvas: Any) -> dict[str, Any]:
+    """``canvases.selectors.canvas_lint`` from the kept figures: the same answer, read from
+    per-node counts instead of every row and every ref name of the agent (see issue 11; the
+    lead swaps the call site in canvases/selectors.py, which this module does not own)."""
+    from canvases.indexing import parsed
+    from canvases.selectors import node_aliases, pruned_ids
+    from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
+    from sessions.selectors import RefLocator
+
+    doc = parsed(canvas.text)
+    alias_to_node = {alias: nid for nid in doc.nodes for alias in node_aliases(nid)}
+    counts: dict[str, int] = {}
+    for alias, rows in node_row_counts(agent, alias_to_node).items():
+        counts[alias_to_node[alias]] = counts.get(alias_to_node[alias], 0) + rows
+    pruned = pruned_ids(agent.canvases.all())
+    unplaced = unplaced_counts(agent)
+    refs_of_rows = list(
+        Row.objects.filter(agent=agent, node_id__in=list(doc.nodes))
+        .exclude(result_ref__isnull=True)
+        .values_list("node_id", "tool_call_id", "result_ref")[:2000]
+    )
+    locator = RefLocator(agent)
+    located = {ref: locator.locate(ref) for _n, _t, ref in refs_of_rows}
+    names = {loc["name"] for loc in located.values() if loc and loc.get("name")}
+    present = set(Ref.objects.filter(agent=agent, name__in=names).values_list("name", flat=True))
+    size = len(canvas.text)
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "nodes_without_rows": [
+            {"id": n.id, "title": n.fields.title or n.label}
+            for n in doc.nodes.values()
+            if not counts.get(n.id)
+        ],
+        "rows_on_no_canvas": [
+            {"node_id": node_id, "rows": rows, "pruned": node_id in pruned}
+            for node_id, rows in dangling_node_ids(agent)
+            if node_id
+        ],
+        "unmapped_rows": unplaced.null,
+        "wait_rows": unplaced.wait,
+        "missing_refs": [
+            {"node_id": node_id, "tool_call_id": tcid, "ref": ref}
+            for node_id, tcid, ref in refs_of_rows
+            if (loc := located[ref]) and loc.get("name") and loc["name"] not in present
+        ],
+        "size_chars": size,
+        "budget_chars": CANVAS_BUDGET_CHARS,
+        "over_budget": size > CANVAS_BUDGET_CHARS,
+        "node_ids": list(doc.nodes),
+    }

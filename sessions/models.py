@@ -90,7 +90,9 @@ class Row(models.Model):
     class Meta:
         ordering = ["session", "line_no"]
         indexes = [
-            models.Index(fields=["agent", "node_id"], name="row_agent_node"),
+            # (session, line_no) after the node: a session page filtered by node reads its
+            # rows in order from this index instead of scanning the session.
+            models.Index(fields=["agent", "node_id", "session", "line_no"], name="row_agent_node"),
             models.Index(fields=["session", "line_no"], name="row_session_line"),
             models.Index(
                 fields=["agent", "session", "line_no"],

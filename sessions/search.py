@@ -27,7 +27,7 @@ from sessions.search_terms import (
     tsquery,
 )
 
-PAGE = 50
+PAGE = 25
 FIRST_WINDOW = 20_000
 # A 1-2 character query that is not all CJK is looked up through the trigram index's terms;
 # past this many terms a plain scan of each window is cheaper.

@@ -35,15 +35,14 @@ def home(request: HttpRequest) -> HttpResponse:
     return render_page(request, "agent_sessions/home.html", data, extra={"jobs": jobs})
 
 
-UNPLACED_SHOWN = 200
-
-
 @require_GET
 def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
     obj = selectors.agent_get(agent)
-    data = selectors.agent_detail(obj)
-    unplaced = list(selectors.unplaced_rows(obj).select_related("session")[:UNPLACED_SHOWN])
-    data["unplaced"] = selectors.rows_json(obj, unplaced)
+    after = request.GET.get("unplaced_after", "")
+    if after and getattr(request, "htmx", False):  # "more unplaced rows": that list only
+        data = selectors.unplaced_page(obj, after)
+        return render_page(request, "agent_sessions/agent.html", data, partial="unplaced")
+    data = {**selectors.agent_detail(obj), **selectors.unplaced_page(obj, after)}
     return render_page(request, "agent_sessions/agent.html", data)
 
 

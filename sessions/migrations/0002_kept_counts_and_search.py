@@ -183,5 +183,15 @@ class Migration(migrations.Migration):
                 fields=("agent", "is_null", "node_id"), name="uniq_agent_node_count"
             ),
         ),
+        migrations.RemoveIndex(
+            model_name="row",
+            name="row_agent_node",
+        ),
+        migrations.AddIndex(
+            model_name="row",
+            index=models.Index(
+                fields=["agent", "node_id", "session", "line_no"], name="row_agent_node"
+            ),
+        ),
         migrations.RunPython(forward, backward, elidable=False),
     ]

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
@@ -224,3 +225,51 @@ def test_triggers_come_back_after_a_table_rebuild(upstream: tuple[Agent, Path]) 
         handle.write(line("t1", None))
     ingest_agent_dir(agent_dir, changed=[path])
     assert_kept(agent)
+
+
+def test_lint_from_kept_figures_equals_the_lint_of_today(fixtures_root: Path) -> None:
+    """counters.canvas_lint_context is the drop-in for canvases.selectors.canvas_lint."""
+    from canvases.selectors import canvas_lint
+
+    for root in ("fixture-a-upstream", "fixture-b-wild"):
+        ingest_path(fixtures_root / root)
+    agent_dir = fixtures_root / "fixture-a-upstream" / "main"
+    with (agent_dir / f"offload-{SID}.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write(line("l1", "002-N77"))  # on no canvas
+        handle.write(
+            json.dumps({"tool_call_id": "l2", "node_id": "002-N5", "result_ref": "refs/gone.md"})
+            + "\n"
+        )
+    ingest_agent_dir(agent_dir)
+    for canvas in Canvas.objects.select_related("agent"):
+        assert counters.canvas_lint_context(canvas.agent, canvas) == canvas_lint(
+            canvas.agent, canvas
+        ), canvas.filename
+
+
+def test_unplaced_rows_page_through_the_index(client: Client, tmp_path: Path) -> None:
+    agent_dir = tmp_path / "root" / "many"
+    agent_dir.mkdir(parents=True)
+    for session in ("s1", "s2"):
+        (agent_dir / f"offload-{session}.jsonl").write_text(
+            "".join(
+                line(f"{session}-{i}", None if i % 2 else "gone", f"{session}-{i}")
+                for i in range(70)
+            ),
+            "utf-8",
+        )
+    ingest_path(tmp_path / "root")
+    expected = [f"{s}-{i}" for s in ("s1", "s2") for i in range(70)]
+    page = BeautifulSoup(client.get("/a/many/").content, "html.parser")
+    seen = [li["id"] for li in page.select("#unplaced ~ ol.rows li.row")]
+    assert len(seen) == 50
+    listed = [r["tool_call_id"] for r in client.get("/a/many/?format=json").json()["unplaced"]]
+    more = page.select_one("p.more a")
+    while more is not None:
+        partial = BeautifulSoup(
+            client.get(f"/a/many/{more['hx-get']}", HTTP_HX_REQUEST="true").content, "html.parser"
+        )
+        assert partial.select_one("html") is None
+        listed += [li.select_one("p.summary").get_text() for li in partial.select("li.row")]
+        more = partial.select_one("p.more a")
+    assert listed == expected
