@@ -60,16 +60,19 @@ def _timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
 
 
 def _floor_read(root: Path) -> float:
+    """Read and parse every row, read every ref (os.walk: rglob keeps every path it yields)."""
     started = time.perf_counter()
-    for path in root.rglob("*"):
-        if path.name.startswith("offload-") and path.suffix == ".jsonl":
-            with open(path, "rb") as handle:
-                for line in handle:
-                    if line.strip():
-                        json.loads(line)
-        elif path.suffix == ".md" and path.parent.name == "refs":
-            with open(path, "rb") as handle:
-                handle.read()
+    for folder, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            if name.startswith("offload-") and name.endswith(".jsonl"):
+                with open(path, "rb") as handle:
+                    for line in handle:
+                        if line.strip():
+                            json.loads(line)
+            elif name.endswith(".md") and os.path.basename(folder) == "refs":
+                with open(path, "rb") as handle:
+                    handle.read()
     return time.perf_counter() - started
 
 
@@ -273,7 +276,7 @@ class Postgres:
         if os.geteuid() == 0:
             shutil.chown(self.cluster, "postgres")
             os.chmod(self.cluster.parent, 0o755)
-            command = f"su postgres -s /bin/sh -c \"{command}\""
+            command = f'su postgres -s /bin/sh -c "{command}"'
         subprocess.run(command, shell=True, check=True, capture_output=True)
 
     def database(self, name: str) -> str:
@@ -308,7 +311,14 @@ def run_one(db: str, rows: int, root: Path, work: Path, pg: Postgres | None, arg
     copy = working_copy(root, work)
     out = json.loads(
         subprocess.run(
-            [sys.executable, __file__, "--worker", str(copy), str(args.requests), str(args.appends)],
+            [
+                sys.executable,
+                __file__,
+                "--worker",
+                str(copy),
+                str(args.requests),
+                str(args.appends),
+            ],
             env=env,
             check=True,
             capture_output=True,
@@ -344,7 +354,10 @@ def summarise(results: dict[str, dict[int, dict]]) -> tuple[list[str], bool]:
         row("ingest peak RSS", rss, "MB", "<= 150 MB", rss[-1] <= 150)
         re_s = [by_size[s]["reingest_s"] for s in sizes]
         row("re-ingest, unchanged", re_s, "s", "<= 0.5 s", re_s[-1] <= 0.5)
-        for key, label in (("append_floor_ms", "floor: write row + ref"), ("append_ms", "append row+ref (watcher unit) p95")):
+        for key, label in (
+            ("append_floor_ms", "floor: write row + ref"),
+            ("append_ms", "append row+ref (watcher unit) p95"),
+        ):
             values = [pct(by_size[s][key], 95) for s in sizes]
             good = key != "append_ms" or values[-1] <= GROWTH * values[0] + NOISE_MS
             row(label, values, "ms", "flat" if key == "append_ms" else "", good)
@@ -362,7 +375,9 @@ def summarise(results: dict[str, dict[int, dict]]) -> tuple[list[str], bool]:
         for rows in sorted(set(results["sqlite"]) & set(results["postgres"])):
             ratio = results["postgres"][rows]["ingest_s"] / results["sqlite"][rows]["ingest_s"]
             ok = ok and (ratio <= 1.2 or rows < 100_000)
-            lines.append(f"PostgreSQL / SQLite ingest at {rows:,} rows: {ratio:.2f}x (target <= 1.2x)")
+            lines.append(
+                f"PostgreSQL / SQLite ingest at {rows:,} rows: {ratio:.2f}x (target <= 1.2x)"
+            )
     return lines, ok
 
 

@@ -259,7 +259,7 @@ def refs_sync(
     and by the watcher's events."""
     live = changed is not None
     many = sum(len(refs) for refs in ctx.result_refs.values()) > LIVE_REF_LOOKUPS
-    change = refs_full_scan(agent, folder, explicit=not live or many)
+    change = refs_full_scan(agent, folder, explicit=not live or many, keep_names=ctx.announce)
     if not live:
         return change
     names = {n for p in changed if (n := ref_name_for(folder, p)) is not None}

@@ -36,15 +36,21 @@ BATCH = 2000
 
 @dataclass
 class RefsChange:
-    """What one pass changed: names of new refs, and the deltas of the agent's ref figures."""
+    """What one pass changed: names of new refs, and the deltas of the agent's ref figures.
+
+    ``keep_names`` False keeps counts only: a first ingest of a million refs would otherwise
+    hold every name until commit, for a broadcast no page is waiting for.
+    """
 
     new: list[str] = field(default_factory=list)
     indexed: int = 0
     count: int = 0
     size: int = 0
+    keep_names: bool = True
 
     def add(self, other: RefsChange) -> None:
-        self.new += other.new
+        if self.keep_names:
+            self.new += other.new
         self.indexed += other.indexed
         self.count += other.count
         self.size += other.size
@@ -129,13 +135,15 @@ def _full_due(tracked: TrackedFile, mtime_ns: int, explicit: bool) -> bool:
     return explicit or time.time() - tracked.verified_at >= settings.MEMVIZ_FULL_CHECK_SECONDS
 
 
-def refs_full_scan(agent: Agent, folder: AgentFolder, *, explicit: bool) -> RefsChange:
+def refs_full_scan(
+    agent: Agent, folder: AgentFolder, *, explicit: bool, keep_names: bool = True
+) -> RefsChange:
     """List every refs folder that changed since its last full scan (see the module doc).
 
     ``explicit``: an ingest that was asked for (not the watcher): scan whatever the last scan's
     age. A folder whose mtime is unchanged gained or lost no file: refs are written once.
     """
-    change = RefsChange()
+    change = RefsChange(keep_names=keep_names)
     tracked_by_rel = {
         t.relpath: t for t in TrackedFile.objects.filter(agent=agent, kind="refs-dir")
     }
@@ -150,15 +158,18 @@ def refs_full_scan(agent: Agent, folder: AgentFolder, *, explicit: bool) -> Refs
         )
         if not _full_due(tracked, dir_mtime, explicit):
             continue
-        change.add(_scan_dir(agent, folder, refs_dir, f"{Path(rel_dir).as_posix()}/"))
+        prefix = f"{Path(rel_dir).as_posix()}/"
+        change.add(_scan_dir(agent, folder, refs_dir, prefix, keep_names))
         tracked.mtime_ns = dir_mtime
         tracked.verified_at = time.time()
         tracked.save()
     return change
 
 
-def _scan_dir(agent: Agent, folder: AgentFolder, refs_dir: Path, prefix: str) -> RefsChange:
-    change = RefsChange()
+def _scan_dir(
+    agent: Agent, folder: AgentFolder, refs_dir: Path, prefix: str, keep_names: bool
+) -> RefsChange:
+    change = RefsChange(keep_names=keep_names)
     seen = 0
     with os.scandir(refs_dir) as entries:
         batch: list[str] = []

@@ -187,9 +187,12 @@ def _runner(sql: str, params: Callable[[int, int, int], list[Any]]) -> Fetch:
 
 def _id_range(kind: Kind) -> tuple[int, int]:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COALESCE(MIN(id), 0), COALESCE(MAX(id), 0) FROM {kind.table}")
+        # one aggregate per SELECT: SQLite reads MIN or MAX off the index only when alone
+        cursor.execute(
+            f"SELECT (SELECT MIN(id) FROM {kind.table}), (SELECT MAX(id) FROM {kind.table})"
+        )
         low, high = cursor.fetchone()
-    return low, high
+    return low or 0, high or 0
 
 
 def search_kind(

@@ -45,10 +45,10 @@ def rows_index_range(cursor: Any, first_id: int, last_id: int) -> None:
         "FROM agent_sessions_row WHERE id BETWEEN %s AND %s",
         [first_id, last_id],
     )
+    # An empty document adds nothing; filtering it out would call memviz_grams twice a row.
     cursor.execute(
-        "INSERT INTO agent_sessions_row_grams (rowid, body) SELECT id, g FROM ("
-        f"SELECT id, memviz_grams({ROW_BODY_SQL}) AS g FROM agent_sessions_row "
-        "WHERE id BETWEEN %s AND %s) WHERE g <> ''",
+        f"INSERT INTO agent_sessions_row_grams (rowid, body) SELECT id, memviz_grams({ROW_BODY_SQL}) "
+        "FROM agent_sessions_row WHERE id BETWEEN %s AND %s",
         [first_id, last_id],
     )
 
@@ -62,8 +62,7 @@ def rows_unindex_where(cursor: Any, where: str, params: list[Any]) -> None:
     )
     cursor.execute(
         "INSERT INTO agent_sessions_row_grams (agent_sessions_row_grams, rowid, body) "
-        f"SELECT 'delete', id, g FROM (SELECT id, memviz_grams({ROW_BODY_SQL}) AS g "
-        f"FROM agent_sessions_row WHERE {where}) WHERE g <> ''",
+        f"SELECT 'delete', id, memviz_grams({ROW_BODY_SQL}) FROM agent_sessions_row WHERE {where}",
         params,
     )
 

@@ -32,6 +32,9 @@ MIN_QUERY_CHARS = 2
 # Han (with extensions and compatibility forms), kana, Hangul syllables.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
+_CJK_ANY = re.compile(f"[{_CJK}]")
+_CJK_BIGRAM = re.compile(f"(?=([{_CJK}]{{2}}))")  # overlapping: a lookahead match per position
+_CJK_LONE = re.compile(f"(?<![{_CJK}])[{_CJK}](?![{_CJK}])")
 _WORD = re.compile(f"[^\\W_{_CJK}]+")
 # A PostgreSQL lexeme may not exceed 2 KB; longer "words" (base64, hashes) are cut.
 _MAX_LEXEME_CHARS = 500
@@ -49,13 +52,9 @@ def node_body(node_id: str, title: str, summary: str) -> str:
 
 def cjk_grams(text: str) -> list[str]:
     """Every bigram of every CJK run (a lone CJK character stands for itself), sorted, once each."""
-    grams: set[str] = set()
-    for run in _CJK_RUN.findall(text):
-        if len(run) == 1:
-            grams.add(run)
-        else:
-            grams.update(run[i : i + 2] for i in range(len(run) - 1))
-    return sorted(grams)
+    if not _CJK_ANY.search(text):
+        return []
+    return sorted({*_CJK_BIGRAM.findall(text), *_CJK_LONE.findall(text)})
 
 
 def grams_text(text: str) -> str:

@@ -188,9 +188,18 @@ def ref_url_name(name: str) -> str:
     return name[5:] if name.startswith("refs/") else name
 
 
-def agent_detail(agent: Agent) -> dict[str, Any]:
+AGENT_CANVASES = 50
+
+
+def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
+    """The agent page. Canvases newest first, a page at a time (a year of them is thousands)."""
+    listed = Canvas.objects.filter(agent=agent).defer("text").order_by("-filename")
+    if canvases_before:
+        listed = listed.filter(filename__lt=canvases_before)
+    page = list(listed[: AGENT_CANVASES + 1])
+    canvases_more = page[AGENT_CANVASES - 1].filename if len(page) > AGENT_CANVASES else None
     canvases = []
-    for canvas in Canvas.objects.filter(agent=agent).order_by("filename"):
+    for canvas in page[:AGENT_CANVASES]:
         canvases.append(
             {
                 "file": canvas.filename,
@@ -225,6 +234,7 @@ def agent_detail(agent: Agent) -> dict[str, Any]:
         "state": {"data": agent.state_data, "error": agent.state_error or None},
         "registry_error": agent.registry_error or None,
         "canvases": canvases,
+        "canvases_more": canvases_more,
         "sessions": sessions,
         "unplaced_rows": unplaced.total,
         "unplaced_by_kind": {

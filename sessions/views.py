@@ -42,7 +42,8 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
     if after and getattr(request, "htmx", False):  # "more unplaced rows": that list only
         data = selectors.unplaced_page(obj, after)
         return render_page(request, "agent_sessions/agent.html", data, partial="unplaced")
-    data = {**selectors.agent_detail(obj), **selectors.unplaced_page(obj, after)}
+    detail = selectors.agent_detail(obj, request.GET.get("canvases_before", ""))
+    data = {**detail, **selectors.unplaced_page(obj, after)}
     return render_page(request, "agent_sessions/agent.html", data)
 
 
