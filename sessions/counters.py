@@ -37,9 +37,11 @@ class Unplaced:
 def _unplaced_by_agent(agent_ids: Sequence[int] | None) -> dict[int, Unplaced]:
     # Served by the partial index on NOT placed: a handful of count rows per agent.
     where = f"agent_id IN ({', '.join(['%s'] * len(agent_ids))}) AND " if agent_ids else ""
+    # SQLite has no statistics to prefer the small partial index over the unique one.
+    hint = " INDEXED BY nodecount_unplaced" if connection.vendor == "sqlite" else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT agent_id, is_null, node_id = 'wait', SUM(rows_count) FROM {COUNTS} "
+            f"SELECT agent_id, is_null, node_id = 'wait', SUM(rows_count) FROM {COUNTS}{hint} "
             f"WHERE {where}NOT placed GROUP BY agent_id, is_null, node_id = 'wait'",
             list(agent_ids or []),
         )

@@ -8,10 +8,11 @@ with the rows through the database's triggers. Nothing here reads all of a sessi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -140,9 +141,10 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
         digest_from, digest_base = 0, ""
     report.files_read += 1
     new_ids: list[str] = []
-    for batch in stream:
-        rows_insert(agent, session, batch, ctx.placed)
-        report.rows_added += len(batch)
+    with rows_writer(agent, session, ctx.placed) as insert:
+        for batch in stream:
+            insert(batch)
+            report.rows_added += len(batch)
         if ctx.announce:
             new_ids += [
                 r.tool_call_id for r in batch if old_ids is None or r.tool_call_id not in old_ids
@@ -275,26 +277,45 @@ def _values(
     return values
 
 
-def rows_insert(
-    agent: Agent, session: AgentSession, rows: list[FileRow], placed: frozenset[str]
-) -> None:
-    """Insert one batch in one statement (the ORM's per-object cost dominates at 100k rows),
-    index it for search, and move the session's figures."""
-    if not rows:
-        return
+@contextlib.contextmanager
+def rows_writer(
+    agent: Agent, session: AgentSession, placed: frozenset[str]
+) -> Iterator[Callable[[list[FileRow]], None]]:
+    """A function that inserts one batch of a session file's rows, indexes it for search and
+    moves the session's figures; one statement per batch (the ORM's per-object cost dominates
+    at 100k rows).
+
+    On PostgreSQL one COPY spans the whole file, with each row's search document: the server
+    stores and indexes rows while this process parses the next ones (two cores, both busy).
+    """
     from sessions.ingest import _offloaded_text  # ingest imports this module
 
-    batch = [_values(agent, session, row, placed, _offloaded_text) for row in rows]
     quote = connection.ops.quote_name
     table = quote(Row._meta.db_table)
     names = ", ".join(quote(c) for c in COLUMNS)
+
+    def figures(rows: list[FileRow], batch: list[tuple]) -> None:
+        if not session.rows_count:
+            session.first_timestamp = rows[0].timestamp[:64]
+        session.last_timestamp = rows[-1].timestamp[:64]
+        session.rows_count += len(rows)
+        session.summary_bytes += sum(len(values[7].encode("utf-8")) for values in batch)
+
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # COPY, with each row's search document: PostgreSQL builds no tsvector itself.
             with cursor.cursor.copy(f"COPY {table} ({names}, search) FROM STDIN") as copy:
-                for values in batch:
-                    copy.write_row((*values, search_index.row_document(values[6], values[7])))
-        else:
+
+                def copy_rows(rows: list[FileRow]) -> None:
+                    batch = [_values(agent, session, row, placed, _offloaded_text) for row in rows]
+                    for values in batch:
+                        copy.write_row((*values, search_index.row_document(values[6], values[7])))
+                    figures(rows, batch)
+
+                yield copy_rows
+            return
+
+        def insert_rows(rows: list[FileRow]) -> None:
+            batch = [_values(agent, session, row, placed, _offloaded_text) for row in rows]
             cursor.executemany(
                 f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})",
                 batch,
@@ -303,8 +324,6 @@ def rows_insert(
             cursor.execute("SELECT last_insert_rowid()")
             (last,) = cursor.fetchone()
             search_index.rows_index_range(cursor, last - len(batch) + 1, last)
-    if not session.rows_count:
-        session.first_timestamp = rows[0].timestamp[:64]
-    session.last_timestamp = rows[-1].timestamp[:64]
-    session.rows_count += len(rows)
-    session.summary_bytes += sum(len(values[7].encode("utf-8")) for values in batch)
+            figures(rows, batch)
+
+        yield insert_rows

@@ -76,7 +76,10 @@ def _quote_lexeme(lexeme: str) -> str:
 
 def tsvector_literal(text: str) -> str:
     """``text`` as a tsvector input string (lexemes quoted verbatim, no positions)."""
-    return " ".join(_quote_lexeme(w) for w in words(text))
+    found = words(text)
+    if "'" in text or "\\" in text:
+        return " ".join(_quote_lexeme(w) for w in found)
+    return "'" + "' '".join(found) + "'" if found else ""
 
 
 def tsquery(query: str) -> str | None:
