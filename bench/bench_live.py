@@ -85,13 +85,14 @@ class Server:
             DJANGO_SETTINGS_MODULE="memviz.settings",
         )
         started = time.perf_counter()
-        subprocess.run(
-            [sys.executable, "manage.py", "ingest", str(self.root)],
-            cwd=REPO,
-            env=self.env,
-            check=True,
-            capture_output=True,
-        )
+        for command in (["migrate", "-v0"], ["ingest", str(self.root)]):
+            subprocess.run(
+                [sys.executable, "manage.py", *command],
+                cwd=REPO,
+                env=self.env,
+                check=True,
+                capture_output=True,
+            )
         self.ingest_s = time.perf_counter() - started
         self.log = (work / "server.log").open("w")
         self.proc = subprocess.Popen(

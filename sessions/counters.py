@@ -128,6 +128,37 @@ def placement_refresh(agent_id: int, node_ids: Iterable[str]) -> None:
                 )
 
 
+class PlacedLookup:
+    """Which row node ids a canvas of the agent draws, asked per batch of rows at ingest.
+
+    Only the ids a batch carries are looked up (and remembered), so appending one row costs
+    one small query whatever the number of canvas nodes.
+    """
+
+    def __init__(self, agent_id: int) -> None:
+        self.agent_id = agent_id
+        self.known: dict[str, bool] = {}
+
+    def prepare(self, node_ids: Iterable[str | None]) -> None:
+        from canvases.models import CanvasNode
+
+        unknown = sorted({n for n in node_ids if n is not None and n not in self.known})
+        for start in range(0, len(unknown), CHUNK):
+            chunk = unknown[start : start + CHUNK]
+            drawn = set(
+                CanvasNode.objects.filter(
+                    agent_id=self.agent_id, node_id__in=[*chunk, *(f"n_{n}" for n in chunk)]
+                ).values_list("node_id", flat=True)
+            )
+            for node_id in chunk:
+                self.known[node_id] = node_id != "wait" and bool(
+                    {node_id, f"n_{node_id}"} & drawn
+                )
+
+    def __contains__(self, node_id: object) -> bool:
+        return isinstance(node_id, str) and self.known.get(node_id, False)
+
+
 def placed_keys(agent: Agent) -> frozenset[str]:
     """Row node ids that are drawn on a canvas of the agent now (read once per ingest)."""
     from canvases.models import CanvasNode
@@ -136,20 +167,22 @@ def placed_keys(agent: Agent) -> frozenset[str]:
     return frozenset(row_keys(ids))
 
 
-def agent_totals_refresh(agent: Agent) -> None:
-    """Set the agent's figures from its sessions, canvases and kept counters (no row is read)."""
-    sessions = AgentSession.objects.filter(agent=agent).aggregate(
-        n=Count("id"), rows=Sum("rows_count"), summary=Sum("summary_bytes")
+def agent_totals_refresh(agent: Agent, *, canvases: bool = True) -> None:
+    """Set the agent's figures from its sessions, canvases and kept counters (no row is read);
+    ``canvases`` False: none changed, keep their figures."""
+    sessions = list(
+        AgentSession.objects.filter(agent=agent).values_list(
+            "rows_count", "summary_bytes", "problems"
+        )
     )
-    agent.sessions_count = sessions["n"] or 0
-    agent.rows_count = sessions["rows"] or 0
-    agent.summary_bytes = sessions["summary"] or 0
-    agent.problems_count = sum(
-        len(p) for p in AgentSession.objects.filter(agent=agent).values_list("problems", flat=True)
-    )
-    canvases = agent.canvases.aggregate(n=Count("id"), size=Sum("size"))
-    agent.canvases_count = canvases["n"] or 0
-    agent.canvas_bytes = canvases["size"] or 0
+    agent.sessions_count = len(sessions)
+    agent.rows_count = sum(s[0] for s in sessions)
+    agent.summary_bytes = sum(s[1] for s in sessions)
+    agent.problems_count = sum(len(s[2]) for s in sessions)
+    if canvases:
+        figures = agent.canvases.aggregate(n=Count("id"), size=Sum("size"))
+        agent.canvases_count = figures["n"] or 0
+        agent.canvas_bytes = figures["size"] or 0
     unplaced = unplaced_counts(agent)
     agent.unmapped_count = unplaced.null + unplaced.wait
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -39,8 +41,9 @@ from sessions.row_ingest import (
 
 log = logging.getLogger(__name__)
 
-# The paths a caller knows changed (the watcher's events): None means "unknown, check all".
-_changed: ContextVar[frozenset[Path] | None] = ContextVar("memviz_ingest_changed", default=None)
+# The paths a caller knows changed (the watcher's events, as absolute paths): None means
+# "unknown, check everything".
+_changed: ContextVar[frozenset[str] | None] = ContextVar("memviz_ingest_changed", default=None)
 # On the live path, past this many new rows a full refs scan is cheaper than per-row lookups.
 LIVE_REF_LOOKUPS = 10_000
 
@@ -162,7 +165,7 @@ def ingest_path(
 
 @contextlib.contextmanager
 def _changed_paths(changed: Iterable[str | Path] | None) -> Iterator[None]:
-    token = _changed.set(None if changed is None else frozenset(Path(p) for p in changed))
+    token = _changed.set(None if changed is None else frozenset(os.path.abspath(p) for p in changed))
     try:
         yield
     finally:
@@ -197,6 +200,11 @@ def ingest_agent(
 ) -> AgentDelta:
     delta = AgentDelta(agent_pk=agent.pk, agent_slug=agent.slug)
     changed = _changed.get()
+    now = time.time()
+    if changed is not None and now - agent.checked_at >= settings.MEMVIZ_FULL_CHECK_SECONDS:
+        changed = None  # the live path's periodic full pass: catch what no event named
+    if changed is None:
+        agent.checked_at = now
     state = read_state(folder.state_path)
     agent.state_data = state.data
     agent.state_error = state.error or ""
@@ -209,14 +217,14 @@ def ingest_agent(
     tick(f"{agent.slug}: state")
 
     # Canvases first: the rows inserted below are flagged "placed" against their nodes.
-    canvases_sync(agent, folder, report, delta, tick)
+    canvases_changed = canvases_sync(agent, folder, report, delta, tick, changed)
 
     ctx = sessions_context(
         SessionsContext(
             agent=agent,
             folder=folder,
             keys_by_session={e.session_id: e.session_key for e in entries},
-            placed=counters.placed_keys(agent),
+            placed=counters.PlacedLookup(agent.pk),
             live=changed is not None,
             report=report,
             delta=delta,
@@ -226,7 +234,8 @@ def ingest_agent(
         )
     )
     for session_file in folder.session_files:
-        ingest_session_file(ctx, session_file)
+        if _named(changed, session_file.path):
+            ingest_session_file(ctx, session_file)
         tick(f"{agent.slug}: {session_file.path.name}")
     seen = {s.session_id for s in folder.session_files}
     gone = [s for sid, s in ctx.sessions.items() if sid not in seen]
@@ -246,31 +255,33 @@ def ingest_agent(
     agent.refs_bytes += refs.size
     tick(f"{agent.slug}: refs")
 
-    counters.agent_totals_refresh(agent)
+    counters.agent_totals_refresh(agent, canvases=canvases_changed)
     agent.ingested_at = timezone.now()
     agent.save()
     return delta
 
 
+def _named(changed: frozenset[str] | None, path: Path) -> bool:
+    """Is ``path`` to be checked: every path is without hints, only the named ones with."""
+    return changed is None or os.path.abspath(path) in changed
+
+
 def refs_sync(
-    agent: Agent, folder: AgentFolder, ctx: SessionsContext, changed: frozenset[Path] | None
+    agent: Agent, folder: AgentFolder, ctx: SessionsContext, changed: frozenset[str] | None
 ) -> RefsChange:
-    """Full scan when one is due (see ref_index); on the live path, the refs named by new rows
-    and by the watcher's events."""
-    live = changed is not None
+    """A full scan of what changed (see ref_index); on the live path, only the refs named by
+    new rows and by the watcher's events."""
     many = sum(len(refs) for refs in ctx.result_refs.values()) > LIVE_REF_LOOKUPS
-    change = refs_full_scan(agent, folder, explicit=not live or many, keep_names=ctx.announce)
-    if not live:
-        return change
-    names = {n for p in changed if (n := ref_name_for(folder, p)) is not None}
+    if changed is None or many:
+        return refs_full_scan(agent, folder, keep_names=ctx.announce)
+    names = {n for p in changed if (n := ref_name_for(folder, Path(p))) is not None}
     for layout_dir, result_refs in ctx.result_refs.items():
         for result_ref in result_refs:
             with contextlib.suppress(UnsafePath, ValueError):
                 name = ref_name_for(folder, resolve_ref(layout_dir, result_ref))
                 if name is not None:
                     names.add(name)
-    change.add(refs_named(agent, folder, names - set(change.new)))
-    return change
+    return refs_named(agent, folder, names)
 
 
 def canvases_sync(
@@ -279,13 +290,20 @@ def canvases_sync(
     report: IngestReport,
     delta: AgentDelta,
     tick: Callable[[str], None],
-) -> None:
-    """Index new and changed canvases (one query for all; a stat per file), drop missing ones."""
+    changed: frozenset[str] | None,
+) -> bool:
+    """Index new and changed canvases (one query for all; a stat per file), drop missing ones.
+
+    With ``changed``, only the canvases named there. Returns whether any canvas changed.
+    """
     known = {
         name: (size, mtime)
         for name, size, mtime in agent.canvases.values_list("filename", "size", "mtime_ns")
     }
+    before = report.canvases_changed
     for mmd in folder.mmd_files:
+        if not _named(changed, mmd):
+            continue
         with contextlib.suppress(FileNotFoundError):
             st = mmd.stat()
             if known.get(mmd.name) != (st.st_size, st.st_mtime_ns) and canvas_index_file(
@@ -298,6 +316,7 @@ def canvases_sync(
     if missing:
         delta.canvases_removed = sorted(missing)
         canvas_remove_missing(agent, sorted(missing))
+    return bool(missing) or report.canvases_changed > before or agent.ingested_at is None
 
 
 def canvas_version(agent: Agent, filename: str) -> tuple[int, str, int]:

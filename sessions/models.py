@@ -32,6 +32,9 @@ class Agent(models.Model):
     canvas_bytes = models.BigIntegerField(default=0)
     last_write_at = models.DateTimeField(null=True, blank=True)
     ingested_at = models.DateTimeField(null=True, blank=True)
+    # Unix time of the last ingest that checked everything (the live path checks only what
+    # the watcher named, and does a full pass again after MEMVIZ_FULL_CHECK_SECONDS).
+    checked_at = models.FloatField(default=0)
 
     class Meta:
         ordering = ["slug"]
@@ -163,8 +166,6 @@ class TrackedFile(models.Model):
     # instead, so one appended row costs the same in a 10 KB file as in a 100 MB one.
     prefix_hash = NulSafeCharField(max_length=64, blank=True, default="")
     quick_hash = NulSafeCharField(max_length=64, blank=True, default="")
-    # Unix time of the last full pass over this file (or refs folder).
-    verified_at = models.FloatField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "relpath"], name="uniq_agent_file")]

@@ -6,15 +6,14 @@ Bodies stay on disk (unless ``MEMVIZ_INDEX_REF_TEXT``). Two ways to learn what c
   watcher saw written; a stat and a header read each, whatever the size of the folder.
 * ``refs_full_scan``: lists a refs folder whose mtime moved since its last full scan, a batch
   of names at a time, and catches what the live path cannot know of: refs written without a
-  row, and refs deleted. It runs on an explicit ingest and, on the live path, at most every
-  ``MEMVIZ_FULL_CHECK_SECONDS``.
+  row, and refs deleted. It runs on every ingest that checks everything (an explicit one, and
+  the live path's periodic full pass).
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,13 +63,11 @@ def ref_name_for(folder: AgentFolder, path: Path) -> str | None:
     """The index name (``refs/x.md``, or ``<session>/refs/x.md``) of a file, if it is a ref."""
     if not path.name.endswith(".md") or is_ignored_name(path.name):
         return None
-    try:
-        rel_dir = path.parent.relative_to(folder.path)
-    except ValueError:
+    parent = os.path.abspath(path.parent)
+    if parent not in {os.path.abspath(d) for d in [folder.refs_dir, *folder.refs_dirs]}:
         return None
-    if path.parent not in {folder.refs_dir, *folder.refs_dirs}:
-        return None
-    return f"{rel_dir.as_posix()}/{path.name}"
+    rel_dir = os.path.relpath(parent, os.path.abspath(folder.path))
+    return f"{Path(rel_dir).as_posix()}/{path.name}"
 
 
 def _read(path: Path) -> tuple[int, int, str, str, str] | None:
@@ -129,19 +126,10 @@ def refs_named(agent: Agent, folder: AgentFolder, names: Iterable[str]) -> RefsC
     return change
 
 
-def _full_due(tracked: TrackedFile, mtime_ns: int, explicit: bool) -> bool:
-    if tracked.mtime_ns == mtime_ns:
-        return False
-    return explicit or time.time() - tracked.verified_at >= settings.MEMVIZ_FULL_CHECK_SECONDS
-
-
-def refs_full_scan(
-    agent: Agent, folder: AgentFolder, *, explicit: bool, keep_names: bool = True
-) -> RefsChange:
+def refs_full_scan(agent: Agent, folder: AgentFolder, *, keep_names: bool = True) -> RefsChange:
     """List every refs folder that changed since its last full scan (see the module doc).
 
-    ``explicit``: an ingest that was asked for (not the watcher): scan whatever the last scan's
-    age. A folder whose mtime is unchanged gained or lost no file: refs are written once.
+    A folder whose mtime is unchanged gained or lost no file: refs are written once.
     """
     change = RefsChange(keep_names=keep_names)
     tracked_by_rel = {
@@ -156,12 +144,11 @@ def refs_full_scan(
         tracked = tracked_by_rel.get(rel_dir) or TrackedFile(
             agent=agent, relpath=rel_dir, kind="refs-dir", mtime_ns=-1
         )
-        if not _full_due(tracked, dir_mtime, explicit):
+        if tracked.mtime_ns == dir_mtime:
             continue
         prefix = f"{Path(rel_dir).as_posix()}/"
         change.add(_scan_dir(agent, folder, refs_dir, prefix, keep_names))
         tracked.mtime_ns = dir_mtime
-        tracked.verified_at = time.time()
         tracked.save()
     return change
 

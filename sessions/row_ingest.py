@@ -8,20 +8,19 @@ with the rows through the database's triggers. Nothing here reads all of a sessi
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from django.conf import settings
 from django.db import connection
 
 from memviz.fields import NUL, nul_free
 from sessions import search_index
+from sessions.counters import PlacedLookup
 from sessions.memory.jsonl import Row as FileRow
 from sessions.memory.jsonl import RowStream
 from sessions.memory.layout import AgentFolder, SessionFile
@@ -71,7 +70,7 @@ class SessionsContext:
     agent: Agent
     folder: AgentFolder
     keys_by_session: dict[str, str]
-    placed: frozenset[str]
+    placed: PlacedLookup
     # True on the watcher's path: quick checks of what was read before (see sessions/tracked.py)
     live: bool
     report: IngestReport
@@ -141,10 +140,9 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
         digest_from, digest_base = 0, ""
     report.files_read += 1
     new_ids: list[str] = []
-    with rows_writer(agent, session, ctx.placed) as insert:
-        for batch in stream:
-            insert(batch)
-            report.rows_added += len(batch)
+    for batch in stream:
+        rows_insert(agent, session, batch, ctx.placed)
+        report.rows_added += len(batch)
         if ctx.announce:
             new_ids += [
                 r.tool_call_id for r in batch if old_ids is None or r.tool_call_id not in old_ids
@@ -193,23 +191,18 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
         session_file.path, stream.end_offset, start=digest_from, base=digest_base
     )
     tracked.quick_hash = quick_digest(session_file.path, stream.end_offset)
-    if not appended:
-        tracked.verified_at = time.time()
     tracked.save()
     ctx.tracked[relpath] = tracked
 
 
 def _only_grew(path: Path, st: os.stat_result, tracked: TrackedFile, live: bool) -> bool:
-    """Are the bytes read before unchanged? Quick check on the live path, except every
-    MEMVIZ_FULL_CHECK_SECONDS; the whole prefix otherwise."""
+    """Are the bytes read before unchanged? The quick check on the live path, the whole
+    prefix otherwise (see sessions/tracked.py)."""
     if st.st_size < tracked.offset:
         return False
-    if live and time.time() - tracked.verified_at < settings.MEMVIZ_FULL_CHECK_SECONDS:
+    if live:
         return quick_digest(path, tracked.offset) == tracked.quick_hash
-    unchanged = prefix_digest(path, tracked.offset) == tracked.prefix_hash
-    if unchanged:
-        tracked.verified_at = time.time()
-    return unchanged
+    return prefix_digest(path, tracked.offset) == tracked.prefix_hash
 
 
 def session_rows_forget(session: AgentSession) -> None:
@@ -246,7 +239,7 @@ def _settled_stat(path: Path, known_offset: int) -> os.stat_result | None:
 
 
 def _values(
-    agent: Agent, session: AgentSession, row: FileRow, placed: frozenset[str], offloaded: Callable
+    agent: Agent, session: AgentSession, row: FileRow, placed: PlacedLookup, offloaded: Callable
 ) -> tuple:
     extra = {k: v for k, v in row.data.items() if k not in KNOWN_ROW_KEYS}
     extra_json = json.dumps(extra, ensure_ascii=False)
@@ -265,7 +258,7 @@ def _values(
         offloaded(row.offloaded),
         row.timestamp,
         extra_json,
-        row.node_id is not None and row.node_id in placed,
+        row.node_id in placed,
     )
     # JSON can carry NUL only as the \u0000 escape, which dumps writes back the same way.
     if "\\u0000" in extra_json or any(isinstance(v, str) and NUL in v for v in values):
@@ -277,45 +270,27 @@ def _values(
     return values
 
 
-@contextlib.contextmanager
-def rows_writer(
-    agent: Agent, session: AgentSession, placed: frozenset[str]
-) -> Iterator[Callable[[list[FileRow]], None]]:
-    """A function that inserts one batch of a session file's rows, indexes it for search and
-    moves the session's figures; one statement per batch (the ORM's per-object cost dominates
-    at 100k rows).
-
-    On PostgreSQL one COPY spans the whole file, with each row's search document: the server
-    stores and indexes rows while this process parses the next ones (two cores, both busy).
-    """
+def rows_insert(
+    agent: Agent, session: AgentSession, rows: list[FileRow], placed: PlacedLookup
+) -> None:
+    """Insert one batch in one statement (the ORM's per-object cost dominates at 100k rows),
+    index it for search, and move the session's figures. PostgreSQL gets a COPY with each
+    row's search document (it builds no tsvector itself)."""
+    if not rows:
+        return
     from sessions.ingest import _offloaded_text  # ingest imports this module
 
+    placed.prepare(row.node_id for row in rows)
+    batch = [_values(agent, session, row, placed, _offloaded_text) for row in rows]
     quote = connection.ops.quote_name
     table = quote(Row._meta.db_table)
     names = ", ".join(quote(c) for c in COLUMNS)
-
-    def figures(rows: list[FileRow], batch: list[tuple]) -> None:
-        if not session.rows_count:
-            session.first_timestamp = rows[0].timestamp[:64]
-        session.last_timestamp = rows[-1].timestamp[:64]
-        session.rows_count += len(rows)
-        session.summary_bytes += sum(len(values[7].encode("utf-8")) for values in batch)
-
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             with cursor.cursor.copy(f"COPY {table} ({names}, search) FROM STDIN") as copy:
-
-                def copy_rows(rows: list[FileRow]) -> None:
-                    batch = [_values(agent, session, row, placed, _offloaded_text) for row in rows]
-                    for values in batch:
-                        copy.write_row((*values, search_index.row_document(values[6], values[7])))
-                    figures(rows, batch)
-
-                yield copy_rows
-            return
-
-        def insert_rows(rows: list[FileRow]) -> None:
-            batch = [_values(agent, session, row, placed, _offloaded_text) for row in rows]
+                for values in batch:
+                    copy.write_row((*values, search_index.row_document(values[6], values[7])))
+        else:
             cursor.executemany(
                 f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})",
                 batch,
@@ -324,6 +299,8 @@ def rows_writer(
             cursor.execute("SELECT last_insert_rowid()")
             (last,) = cursor.fetchone()
             search_index.rows_index_range(cursor, last - len(batch) + 1, last)
-            figures(rows, batch)
-
-        yield insert_rows
+    if not session.rows_count:
+        session.first_timestamp = rows[0].timestamp[:64]
+    session.last_timestamp = rows[-1].timestamp[:64]
+    session.rows_count += len(rows)
+    session.summary_bytes += sum(len(values[7].encode("utf-8")) for values in batch)

@@ -147,8 +147,8 @@ class Migration(migrations.Migration):
             field=memviz.fields.NulSafeCharField(blank=True, default="", max_length=64),
         ),
         migrations.AddField(
-            model_name="trackedfile",
-            name="verified_at",
+            model_name="agent",
+            name="checked_at",
             field=models.FloatField(default=0),
         ),
         migrations.AddIndex(
