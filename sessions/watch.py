@@ -103,7 +103,7 @@ class Watcher:
         for changes in watch(
             self.root,
             step=settings.MEMVIZ_WATCH_STEP_MS,
-            debounce=1000,
+            debounce=settings.MEMVIZ_WATCH_DEBOUNCE_MS,
             rust_timeout=300,
             yield_on_timeout=True,
             stop_event=stop_event,
