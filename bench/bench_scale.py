@@ -106,6 +106,7 @@ def worker(root: Path, requests: int, appends: int) -> dict:
     out["ingest_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["rss_before_ingest_mb"] = rss_before
     out["rows"] = report.rows_added
+    out["database_mb"] = _database_mb()
     started = time.perf_counter()
     again = ingest_path(root)
     out["reingest_s"] = time.perf_counter() - started
@@ -196,19 +197,22 @@ def worker(root: Path, requests: int, appends: int) -> dict:
 
 
 def _floor_urls() -> None:
-    import types
-
+    from bench_ingest import install_floor_urlconf
     from django.conf import settings
-    from django.http import HttpResponse
-    from django.urls import include, path
 
-    module = types.ModuleType("bench_scale_urls")
-    module.urlpatterns = [  # type: ignore[attr-defined]
-        path("bench-floor/", lambda request: HttpResponse("ok")),
-        path("", include("memviz.urls")),
-    ]
-    sys.modules["bench_scale_urls"] = module
-    settings.ROOT_URLCONF = "bench_scale_urls"
+    install_floor_urlconf()
+    settings.ROOT_URLCONF = "bench_ingest_urls"
+
+
+def _database_mb() -> float:
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_database_size(current_database())")
+            return cursor.fetchone()[0] / 1e6
+    name = connection.settings_dict["NAME"]
+    return sum(os.path.getsize(f) for f in (name, f"{name}-wal") if os.path.exists(f)) / 1e6
 
 
 # --------------------------------------------------------------------------------------------
@@ -350,6 +354,8 @@ def summarise(results: dict[str, dict[int, dict]]) -> tuple[list[str], bool]:
         ingest = [by_size[s]["ingest_s"] for s in sizes]
         row("floor: read + parse files", floor, "s", "", True)
         row("ingest", ingest, "s", f"= {ingest[-1] / floor[-1]:.1f}x floor at {hi:,}", True)
+        size_mb = [by_size[s]["database_mb"] for s in sizes]
+        row("database size after ingest", size_mb, "MB", "", True)
         rss = [by_size[s]["ingest_rss_mb"] for s in sizes]
         row("ingest peak RSS", rss, "MB", "<= 150 MB", rss[-1] <= 150)
         re_s = [by_size[s]["reingest_s"] for s in sizes]

@@ -148,7 +148,9 @@ class PlacedLookup:
             drawn = set(
                 CanvasNode.objects.filter(
                     agent_id=self.agent_id, node_id__in=[*chunk, *(f"n_{n}" for n in chunk)]
-                ).values_list("node_id", flat=True)
+                )
+                .order_by()  # the default ordering would join the canvases
+                .values_list("node_id", flat=True)
             )
             for node_id in chunk:
                 self.known[node_id] = node_id != "wait" and bool(

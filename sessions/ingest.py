@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from canvases.indexing import canvas_index_file, canvas_remove_missing
@@ -46,6 +46,7 @@ log = logging.getLogger(__name__)
 _changed: ContextVar[frozenset[str] | None] = ContextVar("memviz_ingest_changed", default=None)
 # On the live path, past this many new rows a full refs scan is cheaper than per-row lookups.
 LIVE_REF_LOOKUPS = 10_000
+ANALYZE_AFTER_ROWS = 50_000
 
 
 @dataclass
@@ -157,10 +158,20 @@ def ingest_path(
         for folder in folders:
             agent = ingest_folder(folder, path, report, tick)
             report.agents.append(agent.slug)
+    if report.rows_added >= ANALYZE_AFTER_ROWS:
+        statistics_refresh()
     report.seconds = round(time.perf_counter() - started, 3)
     if progress is not None:
         progress(IngestProgress(done=total, total=total, message="done"))
     return report
+
+
+def statistics_refresh() -> None:
+    """PostgreSQL: refresh the statistics search plans are made from (sessions.search_postgres)
+    after a large ingest, instead of waiting for autovacuum to notice."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE agent_sessions_row, agent_sessions_nodesearch")
 
 
 @contextlib.contextmanager
@@ -296,6 +307,10 @@ def canvases_sync(
 
     With ``changed``, only the canvases named there. Returns whether any canvas changed.
     """
+    if changed is not None:
+        inside = os.path.abspath(folder.path) + os.sep
+        if not any(p.endswith(".mmd") and p.startswith(inside) for p in changed):
+            return False  # the watcher named no canvas: none was written or deleted
     known = {
         name: (size, mtime)
         for name, size, mtime in agent.canvases.values_list("filename", "size", "mtime_ns")

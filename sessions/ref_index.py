@@ -93,16 +93,29 @@ def _chunks(items: list[str], size: int = BATCH) -> Iterator[list[str]]:
         yield items[start : start + size]
 
 
+def _known(agent: Agent, names: list[str]) -> list[tuple[int, str, int, int]]:
+    """(pk, name, size, mtime_ns) of the indexed refs among ``names``."""
+    if connection.vendor == "postgresql":
+        # one array parameter: a client-side cursor parses an IN list of 2,000 placeholders
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id, name, size, mtime_ns FROM agent_sessions_ref "
+                "WHERE agent_id = %s AND name = ANY(%s)",
+                [agent.pk, names],
+            )
+            return cursor.fetchall()
+    return list(
+        Ref.objects.filter(agent=agent, name__in=names).values_list(
+            "pk", "name", "size", "mtime_ns"
+        )
+    )
+
+
 def refs_named(agent: Agent, folder: AgentFolder, names: Iterable[str]) -> RefsChange:
     """Bring the index in line with the disk for these ref names only."""
     change = RefsChange()
     for chunk in _chunks(sorted(set(names))):
-        known = {
-            name: (pk, size, mtime)
-            for pk, name, size, mtime in Ref.objects.filter(
-                agent=agent, name__in=chunk
-            ).values_list("pk", "name", "size", "mtime_ns")
-        }
+        known = {name: (pk, size, mtime) for pk, name, size, mtime in _known(agent, chunk)}
         new, changed, gone = [], [], []
         for name in chunk:
             entry = known.get(name)

@@ -19,16 +19,17 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from sessions import search_postgres
 from sessions.search_terms import (
     MIN_QUERY_CHARS,
     fts_grams_query,
     fts_trigram_query,
     like_pattern,
-    tsquery,
 )
 
 PAGE = 25
 FIRST_WINDOW = 20_000
+MIN_WINDOW = 1_000
 # A 1-2 character query that is not all CJK is looked up through the trigram index's terms;
 # past this many terms a plain scan of each window is cheaper.
 MAX_PREFIX_TERMS = 300
@@ -55,28 +56,32 @@ class Kind:
     table: str
     fts: str  # SQLite index tables: <fts>_fts, <fts>_grams, <fts>_fts_vocab
     columns: tuple[str, ...]  # re-checked as substrings
-    pg_match: str  # PostgreSQL: "<tsvector> @@ %s::tsquery", with its join if any
+    pg_doc: tuple[str, str]  # PostgreSQL: (table, column) of the tsvector
     pg_join: str = ""
+
+    @property
+    def pg_column(self) -> str:
+        return "s.doc" if self.pg_join else "t.search"
 
 
 ROWS = Kind(
     table="agent_sessions_row",
     fts="agent_sessions_row",
     columns=("tool_call", "summary"),
-    pg_match="t.search @@ %s::tsquery",
+    pg_doc=("agent_sessions_row", "search"),
 )
 NODES = Kind(
     table="canvases_canvasnode",
     fts="agent_sessions_node",
     columns=("node_id", "title", "summary"),
-    pg_match="s.doc @@ %s::tsquery",
+    pg_doc=("agent_sessions_nodesearch", "doc"),
     pg_join="JOIN agent_sessions_nodesearch s ON s.node_id = t.id",
 )
 REFS = Kind(
     table="agent_sessions_ref",
     fts="agent_sessions_ref",
-    columns=(),  # re-checked against the indexed text itself (SQLite); see _ref_recheck
-    pg_match="t.search @@ %s::tsquery",
+    columns=(),  # re-checked against the indexed text itself (SQLite), see _recheck_sql
+    pg_doc=("agent_sessions_ref", "search"),
 )
 
 
@@ -115,19 +120,31 @@ def _recheck_sql(kind: Kind, query: str) -> tuple[str, list[Any]]:
 Fetch = Callable[[int, int, int], list[int]]
 
 
-def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetch | None:
-    """A function (low, high, limit) -> ids in [low, high), newest first; None: no hit possible."""
+@dataclass(frozen=True)
+class Fetcher:
+    """``fetch(low, high, limit)``: ids in [low, high), newest first. ``windowed`` False: one
+    call may cover the whole range (the index finds few candidates wherever they are)."""
+
+    fetch: Fetch
+    windowed: bool = True
+
+
+def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetcher | None:
+    """How to look for ``query``; None when the index proves there is no hit."""
     where, params = _filter_sql(kind, filters)
     recheck, recheck_params = _recheck_sql(kind, query)
     if connection.vendor == "postgresql":
-        ts = tsquery(query)
-        if kind is REFS and not ts:
+        plan = search_postgres.plan(query, *kind.pg_doc)
+        if kind is REFS and not plan.check:
             return None
-        index_sql = f" AND {kind.pg_match}" if ts else ""
+        # "(...) IS TRUE" tests each row without letting the planner pick the GIN index.
+        index = f" AND {kind.pg_column} @@ %s::tsquery" if plan.index else ""
+        check = f" AND ({kind.pg_column} @@ %s::tsquery) IS TRUE" if plan.check else ""
         head = f"SELECT t.id FROM {kind.table} t {kind.pg_join} WHERE t.id >= %s AND t.id < %s"
-        sql = f"{head}{index_sql}{recheck}{where} ORDER BY t.id DESC LIMIT %s"
-        lead = [ts] if ts else []
-        return _runner(sql, lambda lo, hi, k: [lo, hi, *lead, *recheck_params, *params, k])
+        sql = f"{head}{index}{check}{recheck}{where} ORDER BY t.id DESC LIMIT %s"
+        lead = [q for q in (plan.index, plan.check) if q]
+        run = _runner(sql, lambda lo, hi, k: [lo, hi, *lead, *recheck_params, *params, k])
+        return Fetcher(run, windowed=plan.index is None)
     match = _sqlite_match(kind, query)
     if match is None:
         if kind is REFS:
@@ -136,7 +153,7 @@ def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetch | None:
             f"SELECT t.id FROM {kind.table} t WHERE t.id >= %s AND t.id < %s{recheck}{where} "
             "ORDER BY t.id DESC LIMIT %s"
         )
-        return _runner(sql, lambda lo, hi, k: [lo, hi, *recheck_params, *params, k])
+        return Fetcher(_runner(sql, lambda lo, hi, k: [lo, hi, *recheck_params, *params, k]))
     table, expression = match
     if not expression:
         return None
@@ -148,7 +165,9 @@ def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetch | None:
     if kind is REFS:
         # the recheck reads the stored text of the trigram table
         sql = sql.replace(f"{kind.fts}_fts.body", f"{table}.body")
-    return _runner(sql, lambda lo, hi, k: [expression, lo, hi, *recheck_params, *params, k])
+    return Fetcher(
+        _runner(sql, lambda lo, hi, k: [expression, lo, hi, *recheck_params, *params, k])
+    )
 
 
 def _sqlite_match(kind: Kind, query: str) -> tuple[str, str] | None:
@@ -185,12 +204,37 @@ def _runner(sql: str, params: Callable[[int, int, int], list[Any]]) -> Fetch:
     return fetch
 
 
-def _id_range(kind: Kind) -> tuple[int, int]:
-    with connection.cursor() as cursor:
-        # one aggregate per SELECT: SQLite reads MIN or MAX off the index only when alone
-        cursor.execute(
-            f"SELECT (SELECT MIN(id) FROM {kind.table}), (SELECT MAX(id) FROM {kind.table})"
+_ROW_ENDS = (
+    "(SELECT id FROM agent_sessions_row WHERE session_id = {s} ORDER BY line_no {order} LIMIT 1)"
+)
+
+
+def _id_range(kind: Kind, filters: Filters) -> tuple[int, int]:
+    """The ids the filters can match. A session's rows were inserted in file order, so its
+    first and last lines bound them (two index lookups); an agent's are within its sessions'.
+    Searching only there matters: an old session lies far below the newest windows."""
+    if kind is ROWS and filters.session_pk is not None:
+        sql = (
+            f"SELECT {_ROW_ENDS.format(s='%s', order='ASC')}, "
+            f"{_ROW_ENDS.format(s='%s', order='DESC')}"
         )
+        params: list[Any] = [filters.session_pk, filters.session_pk]
+    elif kind is ROWS and filters.agent_id is not None:
+        sql = (
+            f"SELECT MIN({_ROW_ENDS.format(s='s.id', order='ASC')}), "
+            f"MAX({_ROW_ENDS.format(s='s.id', order='DESC')}) "
+            "FROM agent_sessions_agentsession s WHERE s.agent_id = %s"
+        )
+        params = [filters.agent_id]
+    elif kind is NODES and filters.agent_id is not None:
+        sql = "SELECT MIN(id), MAX(id) FROM canvases_canvasnode WHERE agent_id = %s"
+        params = [filters.agent_id]
+    else:
+        # one aggregate per SELECT: SQLite reads MIN or MAX off the index only when alone
+        sql = f"SELECT (SELECT MIN(id) FROM {kind.table}), (SELECT MAX(id) FROM {kind.table})"
+        params = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
         low, high = cursor.fetchone()
     return low or 0, high or 0
 
@@ -199,20 +243,24 @@ def search_kind(
     kind: Kind, query: str, filters: Filters, *, before: int | None, deadline: float, limit: int
 ) -> Found:
     """The newest ``limit`` hits below ``before``, window by window (see the module doc)."""
-    fetch = _fetcher(kind, query, filters)
-    if fetch is None:
+    fetcher = _fetcher(kind, query, filters)
+    if fetcher is None:
         return Found([], None, False)
-    low, high = _id_range(kind)
+    low, high = _id_range(kind, filters)
     top = min(before, high + 1) if before is not None else high + 1
     ids: list[int] = []
-    window = FIRST_WINDOW
+    window = FIRST_WINDOW if fetcher.windowed else top - low
     while top > low and len(ids) <= limit:
         bottom = max(low, top - window)
-        ids += fetch(bottom, top, limit + 1 - len(ids))
-        top = bottom
-        window *= 4
-        if time.monotonic() > deadline:
+        started = time.monotonic()
+        ids += fetcher.fetch(bottom, top, limit + 1 - len(ids))
+        spent = time.monotonic() - started
+        scanned, top = top - bottom, bottom
+        left = deadline - time.monotonic()
+        if left <= 0:
             break
+        # Four times larger, but no larger than what the time left can scan at this pace.
+        window = max(MIN_WINDOW, min(window * 4, int(scanned * 0.8 * left / max(spent, 1e-4))))
     if len(ids) > limit:
         return Found(ids[:limit], ids[limit - 1], False)
     if top > low:

@@ -23,6 +23,7 @@ __all__ = [
     "like_pattern",
     "node_body",
     "row_body",
+    "query_lexemes",
     "tsquery",
     "tsvector_literal",
     "words",
@@ -82,26 +83,33 @@ def tsvector_literal(text: str) -> str:
     return "'" + "' '".join(found) + "'" if found else ""
 
 
-def tsquery(query: str) -> str | None:
-    """The tsquery that pre-filters ``query`` on PostgreSQL, or None when nothing is indexable.
+def query_lexemes(query: str) -> list[tuple[str, bool]]:
+    """(lexeme, is_prefix) for a PostgreSQL query: its words, the last one as a prefix (the
+    user may still be typing it), and its CJK bigrams."""
+    found = [w[:_MAX_LEXEME_CHARS] for w in _WORD.findall(query.lower())]
+    lexemes = [(w, i == len(found) - 1) for i, w in enumerate(found)]
+    lexemes += [(g, False) for g in cjk_grams(query) if len(g) == 2]
+    return list(dict.fromkeys(lexemes))
 
-    Every word matches as a prefix (the user may still be typing); CJK bigrams match exactly.
-    The substring re-check then keeps only rows that contain the query as typed.
-    """
-    parts = [_quote_lexeme(w[:_MAX_LEXEME_CHARS]) + ":*" for w in _WORD.findall(query.lower())]
-    parts += [_quote_lexeme(g) for g in cjk_grams(query) if len(g) == 2]
-    return " & ".join(dict.fromkeys(parts)) or None
+
+def tsquery(lexemes: list[tuple[str, bool]]) -> str | None:
+    """The tsquery text of lexemes from ``query_lexemes`` (None for none)."""
+    parts = [_quote_lexeme(w) + (":*" if prefix else "") for w, prefix in lexemes]
+    return " & ".join(parts) or None
 
 
 def fts_trigram_query(query: str) -> str | None:
-    """An FTS5 MATCH expression for the trigram index: every trigram of the query, ANDed.
+    """An FTS5 MATCH expression for the trigram index: trigrams covering the query, ANDed.
 
-    The index keeps no positions (detail=none, a third of the size), so this is a pre-filter;
-    the substring re-check does the rest. None for queries shorter than 3 characters.
+    The index keeps no positions (detail=none, a third of the size), so this is a pre-filter
+    and the substring re-check does the rest. Every third trigram (and the last) covers every
+    character: a common word's overlapping trigrams add posting lists to step through and
+    little selectivity. None for queries shorter than 3 characters.
     """
-    grams = dict.fromkeys(query[i : i + 3] for i in range(len(query) - 2))
-    if not grams:
+    if len(query) < 3:
         return None
+    starts = [*range(0, len(query) - 2, 3), len(query) - 3]
+    grams = dict.fromkeys(query[i : i + 3] for i in starts)
     return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
 
 

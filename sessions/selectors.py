@@ -188,7 +188,7 @@ def ref_url_name(name: str) -> str:
     return name[5:] if name.startswith("refs/") else name
 
 
-AGENT_CANVASES = 50
+AGENT_CANVASES = 25
 
 
 def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:

@@ -9,6 +9,7 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from sessions.ingest import ingest_path
+from sessions.selectors import AGENT_CANVASES
 
 pytestmark = pytest.mark.django_db
 
@@ -21,12 +22,17 @@ def test_canvases_are_listed_newest_first_a_page_at_a_time(client: Client, tmp_p
     for name in names:
         (agent_dir / "mmds" / name).write_text(f'flowchart TD\n    {name[:3]}-N1["x"]\n', "utf-8")
     ingest_path(tmp_path / "root")
+    shown = AGENT_CANVASES
     first = client.get("/a/year/?format=json").json()
-    assert [c["file"] for c in first["canvases"]] == names[::-1][:50]
-    assert first["canvases_more"] == names[10]
+    assert [c["file"] for c in first["canvases"]] == names[::-1][:shown]
+    assert first["canvases_more"] == names[60 - shown]
     page = BeautifulSoup(client.get("/a/year/").content, "html.parser")
     link = page.select_one("p.more a[href*=canvases_before]")
     assert link is not None
-    rest = client.get(f"/a/year/{link['href']}&format=json").json()
-    assert [c["file"] for c in rest["canvases"]] == names[:10][::-1]
-    assert rest["canvases_more"] is None
+    listed = [c["file"] for c in first["canvases"]]
+    while link is not None:
+        page_json = client.get(f"/a/year/{link['href']}&format=json").json()
+        listed += [c["file"] for c in page_json["canvases"]]
+        page = BeautifulSoup(client.get(f"/a/year/{link['href']}").content, "html.parser")
+        link = page.select_one("p.more a[href*=canvases_before]")
+    assert listed == names[::-1]

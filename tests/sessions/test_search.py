@@ -17,7 +17,7 @@ from django.test import Client
 
 from canvases import services
 from canvases.models import Canvas, CanvasNode
-from sessions import search
+from sessions import search, search_postgres
 from sessions.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, AgentSession, Ref, Row
 
@@ -174,6 +174,7 @@ def test_the_index_follows_appends_rewrites_and_edits(roots: Path) -> None:
 def test_time_budget_stops_early_and_more_goes_on(roots: Path, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     settings.MEMVIZ_SEARCH_BUDGET_MS = 0
     monkeypatch.setattr(search, "FIRST_WINDOW", 1)  # one id per window: stops after the first
+    monkeypatch.setattr(search_postgres, "COMMON_SHARE", -1.0)  # every word common: windows
     first = search.search_ids("ex", search.Filters(), kinds=("rows",))["rows"]
     assert first.before is not None
     found = search.search_ids("session", search.Filters(), kinds=("rows",))["rows"]
@@ -224,3 +225,15 @@ def test_ref_texts_are_searchable_when_asked(fixtures_root: Path, settings, inde
     assert "refs/2026-06-10T09-12-03-417p08-00.md" not in set(
         Ref.objects.filter(pk__in=found.ids).values_list("name", flat=True)
     )
+
+
+def test_postgres_asks_the_gin_index_only_for_rare_words(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A common word's GIN bitmap is every row; the id index walked newest first is cheaper."""
+    shares = {"deploy": 0.18, "module": 1.0, "py": 1.0, "部署": 0.2, "deployment": 0.01}
+    monkeypatch.setattr(search_postgres, "common_lexemes", lambda table, column: shares)
+    rare = search_postgres.plan("module_123.py", "t", "c")
+    assert rare.index == "'123'" and rare.check == "'module' & '123' & 'py':*"
+    assert search_postgres.plan("deploy", "t", "c").index is None  # prefix of common words
+    assert search_postgres.plan("部署", "t", "c").index is None
+    assert search_postgres.plan("de", "t", "c").index is None  # a short prefix: many words
+    assert search_postgres.plan("zqxjv", "t", "c").index == "'zqxjv':*"
