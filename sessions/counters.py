@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Sum
+from django.db.models import Count, Exists, OuterRef, Sum
 
 from sessions.db_triggers import COUNTS, PLACED_SQL, ROW
 from sessions.models import Agent, AgentSession, NodeRowCount, Ref, Row
@@ -205,10 +205,17 @@ def canvas_lint_context(agent: Agent, canvas: Any) -> dict[str, Any]:
         counts[alias_to_node[alias]] = counts.get(alias_to_node[alias], 0) + rows
     pruned = pruned_ids(agent.canvases.all())
     unplaced = unplaced_counts(agent)
-    refs_of_rows = list(
+    # The first 2,000 rows with a ref (as the lint always looked at), of which only those whose
+    # result_ref is not literally an indexed name are located on disk: few, usually none.
+    capped = (
         Row.objects.filter(agent=agent, node_id__in=list(doc.nodes))
         .exclude(result_ref__isnull=True)
-        .values_list("node_id", "tool_call_id", "result_ref")[:2000]
+        .values("id")[:2000]
+    )
+    refs_of_rows = list(
+        Row.objects.filter(id__in=capped)
+        .exclude(Exists(Ref.objects.filter(agent=agent, name=OuterRef("result_ref"))))
+        .values_list("node_id", "tool_call_id", "result_ref")
     )
     locator = RefLocator(agent)
     located = {ref: locator.locate(ref) for _n, _t, ref in refs_of_rows}
