@@ -21,6 +21,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Sum
 from django.utils import timezone
 
 from canvases.indexing import canvas_index_file, canvas_remove_missing
@@ -46,7 +47,6 @@ log = logging.getLogger(__name__)
 _changed: ContextVar[frozenset[str] | None] = ContextVar("memviz_ingest_changed", default=None)
 # On the live path, past this many new rows a full refs scan is cheaper than per-row lookups.
 LIVE_REF_LOOKUPS = 10_000
-ANALYZE_AFTER_ROWS = 50_000
 
 
 @dataclass
@@ -158,18 +158,21 @@ def ingest_path(
         for folder in folders:
             agent = ingest_folder(folder, path, report, tick)
             report.agents.append(agent.slug)
-    if report.rows_added >= ANALYZE_AFTER_ROWS:
-        statistics_refresh()
+    if report.rows_added >= 1000:
+        statistics_refresh(report.rows_added)
     report.seconds = round(time.perf_counter() - started, 3)
     if progress is not None:
         progress(IngestProgress(done=total, total=total, message="done"))
     return report
 
 
-def statistics_refresh() -> None:
+def statistics_refresh(rows_added: int) -> None:
     """PostgreSQL: refresh the statistics search plans are made from (sessions.search_postgres)
-    after a large ingest, instead of waiting for autovacuum to notice."""
-    if connection.vendor == "postgresql":
+    once an ingest added a tenth of the rows, instead of waiting for autovacuum to notice."""
+    if connection.vendor != "postgresql":
+        return
+    total = Agent.objects.aggregate(n=Sum("rows_count"))["n"] or 0
+    if rows_added * 10 >= total:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE agent_sessions_row, agent_sessions_nodesearch")
 
