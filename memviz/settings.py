@@ -197,5 +197,5 @@ MEMVIZ_FULL_CHECK_SECONDS = float(os.environ.get("MEMVIZ_FULL_CHECK_SECONDS", 60
 # how long such a burst waits (watchfiles' own default is 1,600 ms).
 MEMVIZ_WATCH_DEBOUNCE_MS = int(os.environ.get("MEMVIZ_WATCH_DEBOUNCE_MS", 200))
 # A search stops looking after this long and offers to look further ("more").
-MEMVIZ_SEARCH_BUDGET_MS = float(os.environ.get("MEMVIZ_SEARCH_BUDGET_MS", 30))
+MEMVIZ_SEARCH_BUDGET_MS = float(os.environ.get("MEMVIZ_SEARCH_BUDGET_MS", 25))
 # --- end scale --------------------------------------------------------------------------------

@@ -22,9 +22,10 @@ from django.db import connection
 from sessions import search_postgres
 from sessions.search_terms import (
     MIN_QUERY_CHARS,
+    fts_and,
     fts_grams_query,
-    fts_trigram_query,
     like_pattern,
+    trigram_cover,
 )
 
 PAGE = 25
@@ -129,8 +130,8 @@ class Fetcher:
     windowed: bool = True
 
 
-def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetcher | None:
-    """How to look for ``query``; None when the index proves there is no hit."""
+def _fetcher(kind: Kind, query: str, filters: Filters, low: int, high: int) -> Fetcher | None:
+    """How to look for ``query`` among ids ``low..high``; None when there can be no hit."""
     where, params = _filter_sql(kind, filters)
     recheck, recheck_params = _recheck_sql(kind, query)
     if connection.vendor == "postgresql":
@@ -145,7 +146,7 @@ def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetcher | None:
         lead = [q for q in (plan.index, plan.check) if q]
         run = _runner(sql, lambda lo, hi, k: [lo, hi, *lead, *recheck_params, *params, k])
         return Fetcher(run, windowed=plan.index is None)
-    match = _sqlite_match(kind, query)
+    match = _sqlite_match(kind, query, low, high)
     if match is None:
         if kind is REFS:
             return None
@@ -170,12 +171,12 @@ def _fetcher(kind: Kind, query: str, filters: Filters) -> Fetcher | None:
     )
 
 
-def _sqlite_match(kind: Kind, query: str) -> tuple[str, str] | None:
+def _sqlite_match(kind: Kind, query: str, low: int, high: int) -> tuple[str, str] | None:
     """(FTS table, MATCH expression) for ``query``; None: no index helps, scan instead;
     an empty expression: the index proves there is no hit."""
-    trigrams = fts_trigram_query(query)
-    if trigrams:
-        return f"{kind.fts}_fts", trigrams
+    cover = trigram_cover(query)
+    if cover:
+        return f"{kind.fts}_fts", _rarest(kind, cover, low, high)
     grams = fts_grams_query(query)
     if grams:
         return f"{kind.fts}_grams", grams
@@ -193,6 +194,35 @@ def _sqlite_match(kind: Kind, query: str) -> tuple[str, str] | None:
     if len(terms) > MAX_PREFIX_TERMS:
         return None
     return f"{kind.fts}_fts", " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+PROBE = 300
+
+
+def _rarest(kind: Kind, cover: list[str], low: int, high: int) -> str:
+    """The MATCH expression of the trigrams that are rare among ids ``low..high``.
+
+    Stepping through "mod" and ".py" (on every row of a code agent) costs more than their
+    selectivity is worth when "123" is rare: each trigram's hits are counted up to PROBE (a
+    bounded probe, ~0.2 ms), and only the rare ones are asked for. A trigram with no hit at
+    all proves there is none. Where all are common, all are asked for: then their
+    intersection is what filters.
+    """
+    if len(cover) <= 2:
+        return fts_and(cover)
+    counts = {}
+    with connection.cursor() as cursor:
+        for term in cover:
+            cursor.execute(
+                f"SELECT count(*) FROM (SELECT rowid FROM {kind.fts}_fts WHERE {kind.fts}_fts "
+                "MATCH %s AND rowid >= %s AND rowid <= %s LIMIT %s)",
+                [fts_and([term]), low, high, PROBE],
+            )
+            counts[term] = cursor.fetchone()[0]
+            if not counts[term]:
+                return ""
+    rare = sorted((t for t in cover if counts[t] < PROBE), key=counts.__getitem__)
+    return fts_and(rare[:3] or cover)
 
 
 def _runner(sql: str, params: Callable[[int, int, int], list[Any]]) -> Fetch:
@@ -226,9 +256,6 @@ def _id_range(kind: Kind, filters: Filters) -> tuple[int, int]:
             "FROM agent_sessions_agentsession s WHERE s.agent_id = %s"
         )
         params = [filters.agent_id]
-    elif kind is NODES and filters.agent_id is not None:
-        sql = "SELECT MIN(id), MAX(id) FROM canvases_canvasnode WHERE agent_id = %s"
-        params = [filters.agent_id]
     else:
         # one aggregate per SELECT: SQLite reads MIN or MAX off the index only when alone
         sql = f"SELECT (SELECT MIN(id) FROM {kind.table}), (SELECT MAX(id) FROM {kind.table})"
@@ -243,10 +270,10 @@ def search_kind(
     kind: Kind, query: str, filters: Filters, *, before: int | None, deadline: float, limit: int
 ) -> Found:
     """The newest ``limit`` hits below ``before``, window by window (see the module doc)."""
-    fetcher = _fetcher(kind, query, filters)
+    low, high = _id_range(kind, filters)
+    fetcher = _fetcher(kind, query, filters, low, high)
     if fetcher is None:
         return Found([], None, False)
-    low, high = _id_range(kind, filters)
     top = min(before, high + 1) if before is not None else high + 1
     ids: list[int] = []
     window = FIRST_WINDOW if fetcher.windowed else top - low

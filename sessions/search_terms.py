@@ -18,12 +18,13 @@ import re
 __all__ = [
     "MIN_QUERY_CHARS",
     "cjk_grams",
-    "fts_trigram_query",
+    "fts_and",
     "grams_text",
     "like_pattern",
     "node_body",
     "row_body",
     "query_lexemes",
+    "trigram_cover",
     "tsquery",
     "tsvector_literal",
     "words",
@@ -98,19 +99,22 @@ def tsquery(lexemes: list[tuple[str, bool]]) -> str | None:
     return " & ".join(parts) or None
 
 
-def fts_trigram_query(query: str) -> str | None:
-    """An FTS5 MATCH expression for the trigram index: trigrams covering the query, ANDed.
+def trigram_cover(query: str) -> list[str]:
+    """Trigrams covering every character of the query: every third one, and the last.
 
-    The index keeps no positions (detail=none, a third of the size), so this is a pre-filter
-    and the substring re-check does the rest. Every third trigram (and the last) covers every
-    character: a common word's overlapping trigrams add posting lists to step through and
-    little selectivity. None for queries shorter than 3 characters.
+    The trigram index keeps no positions (detail=none, a third of the size), so its answer is
+    a pre-filter that the substring re-check completes, and overlapping trigrams would only add
+    posting lists to step through. Empty for queries shorter than 3 characters.
     """
     if len(query) < 3:
-        return None
+        return []
     starts = [*range(0, len(query) - 2, 3), len(query) - 3]
-    grams = dict.fromkeys(query[i : i + 3] for i in starts)
-    return " AND ".join('"' + g.replace('"', '""') + '"' for g in grams)
+    return list(dict.fromkeys(query[i : i + 3] for i in starts))
+
+
+def fts_and(terms: list[str]) -> str:
+    """An FTS5 MATCH expression requiring every term (each quoted as a string)."""
+    return " AND ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
 def fts_grams_query(query: str) -> str | None:
