@@ -1,10 +1,15 @@
 """Live updates end to end, against a real daphne (``manage.py run``) on loopback.
 
-Usage: python bench/bench_live.py [--quick]
+Usage: python bench/bench_live.py [--quick] [--rows N]
 
-1. File append → websocket message: rows appended one by one to an offload JSONL of a watched
-   agent (the in-process watcher of ``run``), latency until a connected client receives the
-   ``agent.changed`` message naming the row; p50 / p95 over 1,000 events (target p95 ≤ 500 ms).
+The watched agent is a real-sized one: ``bench/generate_root.py`` writes it with ``--rows``
+rows and as many refs (250,000 by default, 2,000 with ``--quick``), indexed before the server
+starts, as a long-running agent would be.
+
+1. File append → websocket message: the plugin's unit of work, a ref file then its row appended
+   to an offload JSONL of the watched agent (the in-process watcher of ``run``), latency until a
+   connected client receives the ``agent.changed`` message naming the row; p50 / p95 over
+   1,000 events (target p95 ≤ 500 ms).
 2. Pushed event → websocket message: one row per ``POST /api/stream/<agent>/``, same measure.
 3. Push throughput: batches of 500 rows, events/s, against the floor of appending the same bytes
    to a file (with one fsync per batch, the least a durable write costs).
@@ -20,7 +25,6 @@ import asyncio
 import http.client
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -32,8 +36,7 @@ from pathlib import Path
 import websockets
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO.parent / "shared" / "fixtures" / "fixture-a-upstream" / "main"
-SESSION = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"
+AGENT = "agent-00"
 
 
 def free_port() -> int:
@@ -42,7 +45,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def row_bytes(tcid: str) -> bytes:
+def row_bytes(tcid: str, result_ref: str | None = None) -> bytes:
     row = {
         "tool_call_id": tcid,
         "tool_call": "exec: bench",
@@ -51,6 +54,8 @@ def row_bytes(tcid: str) -> bytes:
         "score": 5,
         "node_id": None,
     }
+    if result_ref:
+        row["result_ref"] = result_ref
     return (json.dumps(row, separators=(",", ":")) + "\n").encode()
 
 
@@ -60,9 +65,15 @@ def pct(values: list[float], p: float) -> float:
 
 
 class Server:
-    def __init__(self, work: Path) -> None:
+    def __init__(self, work: Path, rows: int) -> None:
+        sys.path.insert(0, str(REPO / "bench"))
+        from generate_root import generate_root
+
         self.root = work / "root"
-        shutil.copytree(FIXTURE, self.root / "main")
+        started = time.perf_counter()
+        generate_root(self.root, rows, agents=1)
+        self.session_file = sorted((self.root / AGENT).glob("offload-*.jsonl"))[-1]
+        self.setup_s = time.perf_counter() - started
         self.port = free_port()
         self.env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "DATABASE_URL")}
         self.env.update(
@@ -73,6 +84,16 @@ class Server:
             MEMVIZ_LOG_LEVEL="WARNING",
             DJANGO_SETTINGS_MODULE="memviz.settings",
         )
+        started = time.perf_counter()
+        for command in (["migrate", "-v0"], ["ingest", str(self.root)]):
+            subprocess.run(
+                [sys.executable, "manage.py", *command],
+                cwd=REPO,
+                env=self.env,
+                check=True,
+                capture_output=True,
+            )
+        self.ingest_s = time.perf_counter() - started
         self.log = (work / "server.log").open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "manage.py", "run", "--no-worker", "--port", str(self.port)],
@@ -166,19 +187,31 @@ def latency_summary(n: int, lat: list[float]) -> dict:
     }
 
 
+def write_ref(server: Server, tcid: str) -> str:
+    """The plugin writes a tool's result to refs/ before its row; returns the row's result_ref."""
+    name = f"2027-01-01T00-00-00-{tcid}.md"
+    (server.root / AGENT / "refs" / name).write_text(
+        f"# Tool Result: exec\n\n**Timestamp:** 2027-01-01T00:00:00.000+08:00\n\n---\n\n"
+        f"**Tool:** exec\n**Call ID:** {tcid}\n\n**Result:**\n```\nok\n```",
+        encoding="utf-8",
+    )
+    return f"refs/{name}"
+
+
 def bench_file_latency(server: Server, n: int, gap: float) -> dict:
-    path = server.root / "main" / f"offload-{SESSION}.jsonl"
+    path = server.session_file
     sent: dict[str, float] = {}
 
     def produce() -> None:
         for i in range(n):
             tcid = f"file_{i}"
+            sent[tcid] = time.perf_counter()
+            ref = write_ref(server, tcid)
             with open(path, "ab") as handle:
-                sent[tcid] = time.perf_counter()
-                handle.write(row_bytes(tcid))
+                handle.write(row_bytes(tcid, ref))
             time.sleep(gap)
 
-    lat = asyncio.run(collect(server, "main", n, sent, produce, n * gap + 30))
+    lat = asyncio.run(collect(server, AGENT, n, sent, produce, n * gap + 30))
     return latency_summary(n, lat)
 
 
@@ -240,7 +273,7 @@ def bench_push_throughput(server: Server, total: int, batch: int, work: Path) ->
 
 
 def bench_fanout(server: Server, clients: int, rate: int, seconds: float) -> dict:
-    path = server.root / "main" / f"offload-{SESSION}.jsonl"
+    path = server.session_file
     n = int(rate * seconds)
     errors: list[str] = []
     sent: dict[str, float] = {}
@@ -262,7 +295,7 @@ def bench_fanout(server: Server, clients: int, rate: int, seconds: float) -> dic
     async def client(k: int, connected: list[int]) -> list[float]:
         lat: dict[str, float] = {}
         try:
-            async with connect(server, "main") as ws:
+            async with connect(server, AGENT) as ws:
                 json.loads(await ws.recv())
                 connected.append(k)
                 if len(connected) == clients:
@@ -298,13 +331,21 @@ def bench_fanout(server: Server, clients: int, rate: int, seconds: float) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rows", type=int, default=None, help="rows (and refs) of the agent")
     args = parser.parse_args()
     q = args.quick
+    rows = args.rows or (2_000 if q else 250_000)
     with tempfile.TemporaryDirectory(prefix="memviz-bench-live-") as tmp:
         work = Path(tmp)
-        server = Server(work)
+        server = Server(work, rows)
         try:
             results = {
+                "agent": {
+                    "rows": rows,
+                    "refs": rows,
+                    "generate_s": round(server.setup_s, 1),
+                    "ingest_s": round(server.ingest_s, 1),
+                },
                 "file_append_to_ws": bench_file_latency(
                     server, 100 if q else 1000, 0.01 if q else 0.02
                 ),

@@ -10,6 +10,7 @@ from typing import Any
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas, CanvasNode, Revision
+from sessions import counters, search_index
 from sessions.memory.paths import open_regular
 from sessions.models import Agent
 
@@ -99,20 +100,24 @@ def _nodes_sync(canvas: Canvas, doc: ParsedCanvas) -> None:
         ):
             existing[node_id] = (pk, tuple(values))
     differing = sum(1 for i, v in wanted.items() if i not in existing or existing[i][1] != v)
+    # Placement and search follow the ids that appear or go (see sessions.counters).
+    moved_ids = set(wanted).symmetric_difference(existing)
     if differing > 20:  # e.g. positions shifted after a merge: rewriting beats a CASE update
+        search_index.nodes_unindex([pk for pk, _ in existing.values()])
         CanvasNode.objects.filter(canvas=canvas).delete()
         existing = {}
     stale = [pk for node_id, (pk, _) in existing.items() if node_id not in wanted]
-    if stale:
-        CanvasNode.objects.filter(pk__in=stale).delete()
     changed = [
         CanvasNode(pk=existing[node_id][0], **dict(zip(NODE_FIELDS, values, strict=True)))
         for node_id, values in wanted.items()
         if node_id in existing and existing[node_id][1] != values
     ]
+    search_index.nodes_unindex([*stale, *(node.pk for node in changed)])
+    if stale:
+        CanvasNode.objects.filter(pk__in=stale).delete()
     if changed:
         CanvasNode.objects.bulk_update(changed, NODE_FIELDS)
-    CanvasNode.objects.bulk_create(
+    created = CanvasNode.objects.bulk_create(
         [
             CanvasNode(
                 canvas=canvas,
@@ -124,6 +129,9 @@ def _nodes_sync(canvas: Canvas, doc: ParsedCanvas) -> None:
             if node_id not in existing
         ]
     )
+    search_index.nodes_index([*(node.pk for node in changed), *(node.pk for node in created)])
+    if moved_ids:
+        counters.placement_refresh(canvas.agent_id, moved_ids)
 
 
 def revision_record(
@@ -186,5 +194,13 @@ def canvas_index_file(agent: Agent, path: Path) -> bool:
     return True
 
 
-def canvas_remove_missing(agent: Agent, present: list[str]) -> None:
-    Canvas.objects.filter(agent=agent).exclude(filename__in=present).delete()
+def canvas_remove_missing(agent: Agent, missing: list[str]) -> None:
+    """Drop the canvases whose files are gone; their nodes stop placing rows."""
+    nodes = list(
+        CanvasNode.objects.filter(agent=agent, canvas__filename__in=missing).values_list(
+            "pk", "node_id"
+        )
+    )
+    search_index.nodes_unindex([pk for pk, _ in nodes])
+    Canvas.objects.filter(agent=agent, filename__in=missing).delete()
+    counters.placement_refresh(agent.pk, {node_id for _, node_id in nodes})

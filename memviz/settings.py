@@ -266,3 +266,19 @@ MIDDLEWARE.insert(
     "django.middleware.locale.LocaleMiddleware",
 )
 # --- end i18n ----------------------------------------------------------------------------------
+
+# --- scale: search, kept counts, incremental ingest (issue 11) ---------------------------------
+# Also index the text of refs for search (first MEMVIZ_INDEX_REF_TEXT_BYTES of each); costs
+# index size and ingest time, see docs/performance.md. Applies to refs indexed from then on.
+MEMVIZ_INDEX_REF_TEXT = _env_bool("MEMVIZ_INDEX_REF_TEXT", False)
+MEMVIZ_INDEX_REF_TEXT_BYTES = int(os.environ.get("MEMVIZ_INDEX_REF_TEXT_BYTES", 64 * 1024))
+# The live path checks only what changed; every this many seconds it re-reads a file's prefix
+# and re-lists a refs folder once, to catch what no event announced.
+MEMVIZ_FULL_CHECK_SECONDS = float(os.environ.get("MEMVIZ_FULL_CHECK_SECONDS", 600))
+# Longest time the watcher groups file events before ingesting them. An agent writes a new
+# ref file per tool call, so a busy one never leaves MEMVIZ_WATCH_STEP_MS of quiet; this bounds
+# how long such a burst waits (watchfiles' own default is 1,600 ms).
+MEMVIZ_WATCH_DEBOUNCE_MS = int(os.environ.get("MEMVIZ_WATCH_DEBOUNCE_MS", 200))
+# A search stops looking after this long and offers to look further ("more").
+MEMVIZ_SEARCH_BUDGET_MS = float(os.environ.get("MEMVIZ_SEARCH_BUDGET_MS", 25))
+# --- end scale --------------------------------------------------------------------------------

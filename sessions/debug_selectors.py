@@ -6,6 +6,7 @@ cores (`replay`, `diagnostics`); nothing here writes.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -208,6 +209,11 @@ def _session_findings(agent: Agent, session: AgentSession, now: datetime) -> lis
     return diag.diagnose(
         _diag_rows(agent, rows), mine, placed_ids=placed, scan_ref=_scanner(agent), now=now
     )
+
+
+def badge_slot(session_id: str) -> str:
+    """The HTML id of a session's badge slot on the agent page (any session id is safe)."""
+    return "badges-" + hashlib.blake2s(session_id.encode(), digest_size=8).hexdigest()
 
 
 def agent_findings(agent: Agent) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.http import (
     HttpResponseBadRequest,
     HttpResponseRedirect,
 )
-from django.shortcuts import get_object_or_404
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
@@ -127,6 +127,28 @@ def session_diagnostics_page(request: HttpRequest, agent: str, session: str) -> 
         "findings": titled(ds.findings_json(ds.session_findings(obj, sess))),
     }
     return render_page(request, "agent_sessions/diagnostics.html", data)
+
+
+@require_GET
+@require_GET
+def agent_session_badges(request: HttpRequest, agent: str) -> HttpResponse:
+    """Every session's badges for the agent page, as out-of-band swaps into its slots.
+
+    The page asks for them after it is shown: they need every session's diagnostics (cached
+    per content change), which on a year of data is seconds, not the page's milliseconds.
+    """
+    obj = agent_get(agent)
+    per_session = ds.agent_findings(obj)["per_session"]
+    badges = [
+        {
+            "slot": ds.badge_slot(sid),
+            "session": sid,
+            "findings": titled([{"kind": k, "count": n} for k, n in counts.items()]),
+        }
+        for sid, counts in per_session.items()
+    ]
+    data = {"agent": obj.slug, "badges": badges}
+    return render(request, "agent_sessions/_session_badges_oob.html", data)
 
 
 @require_GET

@@ -34,6 +34,9 @@ class Agent(models.Model):
     canvas_bytes = models.BigIntegerField(default=0)
     last_write_at = models.DateTimeField(null=True, blank=True)
     ingested_at = models.DateTimeField(null=True, blank=True)
+    # Unix time of the last ingest that checked everything (the live path checks only what
+    # the watcher named, and does a full pass again after MEMVIZ_FULL_CHECK_SECONDS).
+    checked_at = models.FloatField(default=0)
 
     class Meta:
         ordering = ["slug"]
@@ -48,6 +51,9 @@ class AgentSession(models.Model):
     relpath = NulSafeCharField(max_length=1000)
     session_key = NulSafeCharField(max_length=500, blank=True, default="")
     rows_count = models.IntegerField(default=0)
+    # UTF-8 bytes of the rows' summaries, kept with rows_count at every insert (the agent's
+    # figures are sums over its few sessions, never over its rows).
+    summary_bytes = models.BigIntegerField(default=0)
     problems = NulSafeJSONField(default=list)
     first_timestamp = NulSafeCharField(max_length=64, blank=True, default="")
     last_timestamp = NulSafeCharField(max_length=64, blank=True, default="")
@@ -81,12 +87,54 @@ class Row(models.Model):
     offloaded = NulSafeCharField(max_length=20, blank=True, default="")
     timestamp = NulSafeCharField(max_length=64, blank=True, default="")
     extra = NulSafeJSONField(default=dict)
+    # True when node_id is drawn on a canvas of the agent (the Go port's "n_" form counts).
+    # Set at insert by ingest, on node_id updates by a trigger, on canvas change by
+    # canvases.indexing; the agent page lists unplaced rows from the partial index below.
+    placed = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["session", "line_no"]
         indexes = [
-            models.Index(fields=["agent", "node_id"], name="row_agent_node"),
+            # (session, line_no) after the node: a session page filtered by node reads its
+            # rows in order from this index instead of scanning the session.
+            models.Index(fields=["agent", "node_id", "session", "line_no"], name="row_agent_node"),
             models.Index(fields=["session", "line_no"], name="row_session_line"),
+            models.Index(
+                fields=["agent", "session", "line_no"],
+                name="row_unplaced",
+                condition=models.Q(placed=False),
+            ),
+        ]
+
+
+class NodeRowCount(models.Model):
+    """How many rows of an agent carry one ``node_id`` value, and whether it is on a canvas.
+
+    Counts are kept by database triggers on Row (insert, delete, node_id update: see migration
+    0002), ``placed`` by ``sessions.counters.placement_refresh`` when canvases change, so pages
+    read unplaced and dangling figures from a few rows instead of counting the agent's rows.
+    A NULL node_id is stored as ``node_id=""`` with ``is_null`` (NULLs never collide in a
+    unique constraint).
+    """
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+", db_index=False)
+    node_id = NulSafeCharField(max_length=300, blank=True, default="")
+    is_null = models.BooleanField(default=False)
+    rows_count = models.IntegerField(default=0)
+    placed = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "is_null", "node_id"], name="uniq_agent_node_count"
+            )
+        ]
+        indexes = [
+            models.Index(
+                fields=["agent", "node_id"],
+                name="nodecount_unplaced",
+                condition=models.Q(placed=False),
+            )
         ]
 
 
@@ -115,7 +163,11 @@ class TrackedFile(models.Model):
     mtime_ns = models.BigIntegerField(default=0)
     offset = models.BigIntegerField(default=0)
     line_no = models.IntegerField(default=1)
+    # Checksum of the first ``offset`` bytes, extended with each append and checked by a full
+    # pass; the live path checks ``quick_hash`` (the head and the 64 KB before ``offset``)
+    # instead, so one appended row costs the same in a 10 KB file as in a 100 MB one.
     prefix_hash = NulSafeCharField(max_length=64, blank=True, default="")
+    quick_hash = NulSafeCharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["agent", "relpath"], name="uniq_agent_file")]

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import re
 from contextlib import suppress
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from django.conf import settings
 from django.core.paginator import Paginator
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from canvases.models import Canvas, CanvasNode
+from sessions import counters, search
 from sessions.memory.layout import folder_refusals
-from sessions.memory.paths import UnsafePath
-from sessions.memory.refs import resolve_ref
+from sessions.memory.paths import UnsafePath, check_relative
+from sessions.memory.refs import ref_relative
 from sessions.models import Agent, AgentSession, Ref, Row
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id="wait")
@@ -23,7 +26,8 @@ def ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 1) if denominator else None
 
 
-def agent_summary(agent: Agent) -> dict[str, Any]:
+def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> dict[str, Any]:
+    unplaced = unplaced if unplaced is not None else counters.unplaced_counts(agent)
     return {
         "slug": agent.slug,
         "name": agent.name,
@@ -32,7 +36,7 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
         "sessions": agent.sessions_count,
         "canvases": agent.canvases_count,
         "rows": agent.rows_count,
-        "unmapped_rows": agent.unmapped_count,
+        "unmapped_rows": unplaced.null + unplaced.wait,
         "problems": agent.problems_count,
         "refs": agent.refs_count,
         "refs_bytes": agent.refs_bytes,
@@ -50,7 +54,12 @@ def agent_summary(agent: Agent) -> dict[str, Any]:
 
 
 def agents_list() -> dict[str, Any]:
-    return {"agents": [agent_summary(a) for a in Agent.objects.all()]}
+    unplaced = counters.unplaced_counts_all()
+    return {
+        "agents": [
+            agent_summary(a, unplaced.get(a.pk, counters.Unplaced())) for a in Agent.objects.all()
+        ]
+    }
 
 
 def agent_get(slug: str) -> Agent:
@@ -59,18 +68,38 @@ def agent_get(slug: str) -> Agent:
 
 def placed_node_ids(agent: Agent) -> set[str]:
     """Every node id drawn on a canvas of the agent, plus the row form of the Go port's ``n_`` ids."""
-    ids = set(CanvasNode.objects.filter(agent=agent).values_list("node_id", flat=True))
-    ids.update(i[2:] for i in list(ids) if i.startswith("n_"))
-    return ids
+    return set(counters.placed_keys(agent))
 
 
 def unplaced_rows(agent: Agent) -> QuerySet[Row]:
-    return Row.objects.filter(agent=agent).filter(UNMAPPED | ~Q(node_id__in=placed_node_ids(agent)))
+    """Rows on no canvas of the agent, in file order, from the partial index on ``placed``."""
+    return Row.objects.filter(agent=agent, placed=False).order_by("session_id", "line_no")
+
+
+UNPLACED_PAGE = 50
+
+
+def unplaced_page(agent: Agent, after: str = "") -> dict[str, Any]:
+    """One page of unplaced rows after the cursor ``<session pk>.<line_no>`` (keyset paging:
+    two index range scans, whatever the page number)."""
+    session_pk, line_no = 0, 0
+    with suppress(ValueError):
+        session_pk, line_no = (int(x) for x in after.split(".", 1))
+    base = unplaced_rows(agent).select_related("session")
+    rows = list(base.filter(session_id=session_pk, line_no__gt=line_no)[: UNPLACED_PAGE + 1])
+    if len(rows) <= UNPLACED_PAGE:
+        rows += base.filter(session_id__gt=session_pk)[: UNPLACED_PAGE + 1 - len(rows)]
+    more = None
+    if len(rows) > UNPLACED_PAGE:
+        rows = rows[:UNPLACED_PAGE]
+        more = f"{rows[-1].session_id}.{rows[-1].line_no}"
+    return {"unplaced": rows_json(agent, rows), "unplaced_more": more}
 
 
 def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
     """Rows as JSON, each with where its ref is and whether that file is indexed."""
-    refs = {row.pk: ref_locate(agent, row.result_ref) for row in rows}
+    locator = RefLocator(agent)
+    refs = {row.pk: locator.locate(row.result_ref) for row in rows}
     names = {r["name"] for r in refs.values() if r and r["name"]}
     present = set(Ref.objects.filter(agent=agent, name__in=names).values_list("name", flat=True))
     out = []
@@ -98,26 +127,70 @@ def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
     return out
 
 
+class RefLocator:
+    """Where rows' ``result_ref`` point inside an agent folder, or why they are refused.
+
+    The same answer as ``sessions.memory.refs.resolve_ref`` (its mapping, then ``confine``),
+    but each folder on the way is resolved once per page instead of once per row: a path
+    resolution is ~20 system calls, and a page lists up to 200 rows.
+    """
+
+    def __init__(self, agent: Agent) -> None:
+        self.root = Path(agent.path).resolve()
+        self._dirs: dict[PurePosixPath, Path] = {}
+
+    def _folder(self, relative: PurePosixPath) -> Path:
+        folder = self._dirs.get(relative)
+        if folder is None:
+            folder = self._dirs[relative] = (self.root / relative).resolve()
+        return folder
+
+    def locate(self, result_ref: str | None) -> dict | None:
+        if not result_ref:
+            return None
+        try:
+            plain = _PLAIN_REF.match(result_ref)
+            if plain:  # the plugin's own form: no need to parse it as a path
+                relative, folder, name = result_ref, PurePosixPath("refs"), plain.group(1)
+            else:
+                relative = ref_relative(result_ref)
+                pure = check_relative(relative)
+                folder, name = pure.parent, pure.name
+            path = self._folder(folder) / name
+            if path.is_symlink():
+                path = path.resolve()
+            if path != self.root and not path.is_relative_to(self.root):
+                raise UnsafePath(f"path leaves the folder through a link: {relative!r}")
+            name = path.relative_to(self.root).as_posix()
+        except (UnsafePath, ValueError) as exc:
+            return {"name": None, "url_name": None, "exists": False, "error": f"refused: {exc}"}
+        return {"name": name, "url_name": ref_url_name(name), "exists": False, "error": None}
+
+
+_PLAIN_REF = re.compile(r"^refs/([^/\\\x00]+\.md)$")
+
+
 def ref_locate(agent: Agent, result_ref: str | None) -> dict | None:
-    """Where a row's ``result_ref`` points inside the agent folder, or why it is refused."""
-    if not result_ref:
-        return None
-    agent_dir = Path(agent.path)
-    try:
-        path = resolve_ref(agent_dir, result_ref)
-        name = path.relative_to(agent_dir.resolve()).as_posix()
-    except (UnsafePath, ValueError) as exc:
-        return {"name": None, "url_name": None, "exists": False, "error": f"refused: {exc}"}
-    return {"name": name, "url_name": ref_url_name(name), "exists": False, "error": None}
+    """Where one row's ``result_ref`` points (see ``RefLocator``)."""
+    return RefLocator(agent).locate(result_ref)
 
 
 def ref_url_name(name: str) -> str:
     return name[5:] if name.startswith("refs/") else name
 
 
-def agent_detail(agent: Agent) -> dict[str, Any]:
+AGENT_CANVASES = 25
+
+
+def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
+    """The agent page. Canvases newest first, a page at a time (a year of them is thousands)."""
+    listed = Canvas.objects.filter(agent=agent).defer("text").order_by("-filename")
+    if canvases_before:
+        listed = listed.filter(filename__lt=canvases_before)
+    page = list(listed[: AGENT_CANVASES + 1])
+    canvases_more = page[AGENT_CANVASES - 1].filename if len(page) > AGENT_CANVASES else None
     canvases = []
-    for canvas in Canvas.objects.filter(agent=agent).order_by("filename"):
+    for canvas in page[:AGENT_CANVASES]:
         canvases.append(
             {
                 "file": canvas.filename,
@@ -146,19 +219,20 @@ def agent_detail(agent: Agent) -> dict[str, Any]:
         }
         for s in agent.sessions.all()
     ]
-    unplaced = unplaced_rows(agent)
+    unplaced = counters.unplaced_counts(agent)
     return {
-        "agent": agent_summary(agent),
+        "agent": agent_summary(agent, unplaced),
         "state": {"data": agent.state_data, "error": agent.state_error or None},
         "registry_error": agent.registry_error or None,
         "refused_links": folder_refusals(Path(agent.path)),
         "canvases": canvases,
+        "canvases_more": canvases_more,
         "sessions": sessions,
-        "unplaced_rows": unplaced.count(),
+        "unplaced_rows": unplaced.total,
         "unplaced_by_kind": {
-            "null": unplaced.filter(node_id__isnull=True).count(),
-            "wait": unplaced.filter(node_id="wait").count(),
-            "dangling": unplaced.exclude(UNMAPPED).count(),
+            "null": unplaced.null,
+            "wait": unplaced.wait,
+            "dangling": unplaced.dangling,
         },
     }
 
@@ -168,11 +242,13 @@ SESSION_PAGE_SIZE = 50
 
 def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) -> dict[str, Any]:
     rows = Row.objects.filter(session=session).select_related("session").order_by("line_no")
+    unfiltered = rows
     node = params.get("node", "").strip()
     if node:
-        rows = rows.filter(node_id=node)
+        # through (agent, node_id, session, line_no): the node's rows, in order
+        rows = rows.filter(agent=agent, node_id=node)
     if params.get("unmapped"):
-        rows = rows.filter(UNMAPPED)
+        rows = rows.filter(UNMAPPED, agent=agent)
     offloaded = params.get("offloaded", "")
     if offloaded == "deleted":
         rows = rows.filter(offloaded="deleted")
@@ -185,6 +261,8 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
             with suppress(ValueError):
                 rows = rows.filter(**{lookup: float(params[key])})
     paginator = Paginator(rows, SESSION_PAGE_SIZE)
+    if rows.query.where == unfiltered.query.where:  # no filter: the count kept at ingest
+        paginator.__dict__["count"] = session.rows_count
     page = paginator.get_page(params.get("page") or 1)
     return {
         "agent": agent.slug,
@@ -206,44 +284,128 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
     }
 
 
-def search(query: str, limit: int = 50) -> dict[str, Any]:
-    query = query.strip()
-    if len(query) < 2:
-        return {"q": query, "nodes": [], "rows": []}
-    nodes = (
-        CanvasNode.objects.filter(
-            Q(title__icontains=query) | Q(summary__icontains=query) | Q(node_id__iexact=query)
-        )
-        .select_related("canvas", "agent")
-        .order_by("agent__slug", "canvas__filename", "position")[:limit]
+def search_context(params: dict[str, str]) -> dict[str, Any]:
+    """The search page: hits per kind, newest first, each with the cursor of its "more" link."""
+    query = params.get("q", "").strip()
+    agent = Agent.objects.filter(slug=params.get("agent", "")).first()
+    session = None
+    if agent is not None and params.get("session"):
+        session = AgentSession.objects.filter(agent=agent, session_id=params["session"]).first()
+    status = params.get("status", "").strip()
+    filters = search.Filters(
+        agent_id=agent.pk if agent else None,
+        session_pk=session.pk if session else None,
+        status=status,
     )
-    rows = (
-        Row.objects.filter(Q(tool_call__icontains=query) | Q(summary__icontains=query))
-        .select_related("agent", "session")
-        .order_by("agent__slug", "session__session_id", "line_no")[:limit]
+    unknown = [
+        name
+        for name, given, found in (("agent", "agent", agent), ("session", "session", session))
+        if params.get(given) and found is None
+    ]
+
+    def cursor(name: str) -> int | None:
+        with suppress(ValueError):
+            return int(params.get(name, ""))
+        return None
+
+    kinds = tuple(k for k in ("nodes", "rows", "refs") if params.get("only", k) == k)
+    found = (
+        search.search_ids(
+            query,
+            filters,
+            rows_before=cursor("rows_before"),
+            nodes_before=cursor("nodes_before"),
+            refs_before=cursor("refs_before"),
+            kinds=kinds,
+        )
+        if not unknown
+        else search.search_ids("", filters)
+    )
+    nodes = _in_order(
+        CanvasNode.objects.filter(pk__in=found["nodes"].ids).values(
+            "id",
+            "node_id",
+            "title",
+            "status",
+            "summary",
+            agent_slug=F("agent__slug"),
+            canvas_file=F("canvas__filename"),
+        ),
+        found["nodes"].ids,
+    )
+    rows = _in_order(
+        Row.objects.filter(pk__in=found["rows"].ids).values(
+            "id",
+            "line_no",
+            "node_id",
+            "tool_call",
+            "summary",
+            "timestamp",
+            agent_slug=F("agent__slug"),
+            session_name=F("session__session_id"),
+        ),
+        found["rows"].ids,
+    )
+    refs = _in_order(
+        Ref.objects.filter(pk__in=found["refs"].ids).values(
+            "id", "name", "tool", "timestamp", agent_slug=F("agent__slug")
+        ),
+        found["refs"].ids,
     )
     return {
         "q": query,
+        "filters": {
+            "agent": agent.slug if agent else "",
+            "session": session.session_id if session else "",
+            "status": status,
+        },
+        "unknown_filters": unknown,
+        "choices": {
+            "agents": list(Agent.objects.values_list("slug", flat=True)),
+            "sessions": list(
+                AgentSession.objects.filter(agent=agent).values_list("session_id", flat=True)
+            )
+            if agent
+            else [],
+            "statuses": list(SEARCH_STATUSES),
+        },
         "nodes": [
             {
-                "agent": n.agent.slug,
-                "canvas": n.canvas.filename,
-                "node_id": n.node_id,
-                "title": n.title,
-                "status": n.status,
-                "summary": n.summary,
+                **_without(n, "agent_slug", "canvas_file"),
+                "agent": n["agent_slug"],
+                "canvas": n["canvas_file"],
             }
             for n in nodes
         ],
         "rows": [
             {
-                "agent": r.agent.slug,
-                "session": r.session.session_id,
-                "line_no": r.line_no,
-                "node_id": r.node_id,
-                "tool_call": r.tool_call,
-                "summary": r.summary,
+                **_without(r, "agent_slug", "session_name"),
+                "agent": r["agent_slug"],
+                "session": r["session_name"],
             }
             for r in rows
         ],
+        "refs": [
+            {
+                **_without(r, "agent_slug"),
+                "agent": r["agent_slug"],
+                "url_name": ref_url_name(r["name"]),
+            }
+            for r in refs
+        ],
+        "refs_indexed": settings.MEMVIZ_INDEX_REF_TEXT,
+        "more": {name: f.before for name, f in found.items()},
+        "partial": {name: f.partial for name, f in found.items()},
     }
+
+
+SEARCH_STATUSES = ("done", "doing", "todo", "paused", "blocked")
+
+
+def _in_order(values: QuerySet, ids: list[int]) -> list[dict[str, Any]]:
+    by_pk = {item["id"]: item for item in values}
+    return [by_pk[pk] for pk in ids if pk in by_pk]
+
+
+def _without(item: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in item.items() if k not in keys}

@@ -463,8 +463,11 @@ def _apply(
         except Exception as exc:  # noqa: BLE001
             result.errors.append({"line": number, "reason": f"could not write: {_failure(exc)}"})
     if index and result.applied:
+        # Name what was written, so the ingest checks only that (not the whole refs folder).
+        written = [folder / name for name in parsed.rows]
+        written += [folder / relative for _n, relative, _d in parsed.files]
         try:
-            ingest_agent_dir(folder, root=push_root())
+            ingest_agent_dir(folder, root=push_root(), changed=written)
         except Exception:  # noqa: BLE001 - the events are on disk; a later ingest indexes them
             log.exception("push to %s: written, but indexing failed", agent_name)
             reason = "events were written but indexing them failed; the next ingest retries"

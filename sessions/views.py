@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -36,9 +37,12 @@ def home(request: HttpRequest) -> HttpResponse:
 @require_GET
 def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
     obj = selectors.agent_get(agent)
-    data = selectors.agent_detail(obj)
-    unplaced = list(selectors.unplaced_rows(obj).select_related("session")[:200])
-    data["unplaced"] = selectors.rows_json(obj, unplaced)
+    after = request.GET.get("unplaced_after", "")
+    if after and getattr(request, "htmx", False):  # "more unplaced rows": that list only
+        data = selectors.unplaced_page(obj, after)
+        return render_page(request, "agent_sessions/agent.html", data, partial="unplaced")
+    detail = selectors.agent_detail(obj, request.GET.get("canvases_before", ""))
+    data = {**detail, **selectors.unplaced_page(obj, after)}
     return render_page(request, "agent_sessions/agent.html", data)
 
 
@@ -141,10 +145,20 @@ def _ref_error(
     return response
 
 
+SEARCH_PAGES = {"nodes": "nodes_page", "rows": "rows_page", "refs": "refs_page"}
+
+
 @require_GET
 def search_page(request: HttpRequest) -> HttpResponse:
-    data = selectors.search(request.GET.get("q", ""))
-    return render_page(request, "agent_sessions/search.html", data, partial="results")
+    params = request.GET.dict()
+    data = selectors.search_context(params)
+    base = {k: v for k, v in data["filters"].items() if v}
+    extra = {
+        "base_query": urlencode({"q": data["q"], **base}),
+        **{f"{kind}_before": params.get(f"{kind}_before") for kind in SEARCH_PAGES},
+    }
+    partial = SEARCH_PAGES.get(params.get("only", ""), "results")
+    return render_page(request, "agent_sessions/search.html", data, extra=extra, partial=partial)
 
 
 def _job_json(job: IngestJob) -> dict:

@@ -72,12 +72,13 @@ class Watcher:
             return None
         dirs, full = changed_agent_dirs(self.root, paths)
         close_old_connections()
+        # The events name what changed: ingest checks those cheaply instead of whole folders.
         if full:
-            report = ingest_path(self.root)
+            report = ingest_path(self.root, changed=paths)
         else:
             report = IngestReport()
             for agent_dir in sorted(dirs):
-                part = ingest_agent_dir(agent_dir, root=self.root)
+                part = ingest_agent_dir(agent_dir, root=self.root, changed=paths)
                 report.agents += part.agents
                 report.rows_added += part.rows_added
                 report.canvases_changed += part.canvases_changed
@@ -102,7 +103,7 @@ class Watcher:
         for changes in watch(
             self.root,
             step=settings.MEMVIZ_WATCH_STEP_MS,
-            debounce=1000,
+            debounce=settings.MEMVIZ_WATCH_DEBOUNCE_MS,
             rust_timeout=300,
             yield_on_timeout=True,
             stop_event=stop_event,

@@ -6,9 +6,8 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import wraps
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,6 +19,7 @@ __all__ = [
     "JsonlChunk",
     "LineProblem",
     "Row",
+    "RowStream",
     "TailState",
     "file_head_hash",
     "nesting_exceeds",
@@ -284,22 +284,105 @@ class _Reader:
         self.line_no += 1
 
 
-def _refusal_reported(read: Callable[..., JsonlChunk]) -> Callable[..., JsonlChunk]:
-    """A file memviz refuses to open (a link, a FIFO) reads as no rows and one problem."""
+class RowStream:
+    """The rows of an offload JSONL from ``start_offset``, in batches of ``batch_rows``.
 
-    @wraps(read)
-    def reader(path: Path, **kwargs: Any) -> JsonlChunk:
+    Reads like ``read_rows`` (same lines, problems and offsets) but never holds more than one
+    batch of rows, so a 1 GB session file costs the memory of 5,000 rows. ``end_offset``,
+    ``next_line_no``, ``problems`` and the file's size and mtime are set once iterated.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        start_offset: int = 0,
+        start_line_no: int = 1,
+        final: bool = False,
+        max_line_bytes: int = 16 * 1024 * 1024,
+        batch_rows: int = 5000,
+    ) -> None:
+        self.path = path
+        self.start_offset = start_offset
+        self.final = final
+        self.batch_rows = batch_rows
+        self.end_offset = start_offset
+        self.next_line_no = start_line_no
+        self.head_hash = ""
+        self.file_size = 0
+        self.file_mtime_ns = 0
+        self._reader = _Reader(max_line_bytes=max_line_bytes, line_no=start_line_no)
+
+    @property
+    def problems(self) -> list[LineProblem]:
+        return self._reader.problems
+
+    def _take(self) -> list[Row]:
+        rows, self._reader.rows = self._reader.rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[list[Row]]:
+        reader = self._reader
+        start_offset, final = self.start_offset, self.final
         try:
-            return read(path, **kwargs)
-        except LinkRefused as refused:
-            start = kwargs.get("start_offset", 0)
-            problem = LineProblem(kwargs.get("start_line_no", 1), start, "corrupt", str(refused), "")
-            return JsonlChunk([], [problem], start, start, kwargs.get("start_line_no", 1), "")
+            handle = open_regular(self.path, folders=1)
+        except LinkRefused as refused:  # a link or a FIFO: no rows, one problem
+            problem = LineProblem(self.next_line_no, self.start_offset, "corrupt", str(refused), "")
+            self._reader.problems.append(problem)
+            return
+        with handle:
+            stat = os.fstat(handle.fileno())
+            size = stat.st_size
+            self.file_size, self.file_mtime_ns = size, stat.st_mtime_ns
+            self.head_hash = _hash_prefix(handle, min(size, HEAD_BYTES))
+            handle.seek(start_offset)
+            position = start_offset  # absolute offset of the first byte of `pending`
+            pending = bytearray()
+            skipping = 0  # >0: inside an over-long line, counts its bytes; `pending` keeps its head
+            remaining = max(0, size - start_offset)
+            while remaining > 0:
+                block = handle.read(min(_BLOCK, remaining))
+                if not block:
+                    break  # truncated while reading
+                remaining -= len(block)
+                start = 0
+                while True:
+                    newline = block.find(b"\n", start)
+                    piece = block[start:] if newline < 0 else block[start:newline]
+                    if skipping:
+                        skipping += len(piece)
+                    else:
+                        pending += piece
+                        if len(pending) > reader.max_line_bytes:
+                            skipping = len(pending)
+                            del pending[HEAD_BYTES:]
+                    if newline < 0:
+                        break
+                    if skipping:
+                        reader.emit_huge(bytes(pending), skipping, position)
+                        position += skipping + 1
+                        skipping = 0
+                    else:
+                        reader.emit(bytes(pending), position)
+                        position += len(pending) + 1
+                    pending.clear()
+                    start = newline + 1
+                    if len(reader.rows) >= self.batch_rows:
+                        self.end_offset, self.next_line_no = position, reader.line_no
+                        yield self._take()
+            end_offset = position
+            if final and (pending or skipping):
+                if skipping:
+                    reader.emit_huge(bytes(pending), skipping, position)
+                    end_offset = position + skipping
+                else:
+                    reader.emit(bytes(pending), position)
+                    end_offset = position + len(pending)
+        self.end_offset, self.next_line_no = end_offset, reader.line_no
+        if reader.rows:
+            yield self._take()
 
-    return reader
 
-
-@_refusal_reported
 def read_rows(
     path: Path,
     *,
@@ -312,61 +395,25 @@ def read_rows(
 
     A trailing line without '\\n' is left unconsumed (end_offset stops before it) unless `final`,
     so a tailer picks it up once the writer finishes it. Nothing here raises on bad content.
+    Holds every row: use ``RowStream`` where a file can be large.
     """
-    reader = _Reader(max_line_bytes=max_line_bytes, line_no=start_line_no)
-    with open_regular(path, folders=1) as handle:
-        stat = os.fstat(handle.fileno())
-        size = stat.st_size
-        head_hash = _hash_prefix(handle, min(size, HEAD_BYTES))
-        handle.seek(start_offset)
-        position = start_offset  # absolute offset of the first byte of `pending`
-        pending = bytearray()
-        skipping = 0  # >0: inside an over-long line, counts its bytes; `pending` keeps its head
-        remaining = max(0, size - start_offset)
-        while remaining > 0:
-            block = handle.read(min(_BLOCK, remaining))
-            if not block:
-                break  # truncated while reading
-            remaining -= len(block)
-            start = 0
-            while True:
-                newline = block.find(b"\n", start)
-                piece = block[start:] if newline < 0 else block[start:newline]
-                if skipping:
-                    skipping += len(piece)
-                else:
-                    pending += piece
-                    if len(pending) > max_line_bytes:
-                        skipping = len(pending)
-                        del pending[HEAD_BYTES:]
-                if newline < 0:
-                    break
-                if skipping:
-                    reader.emit_huge(bytes(pending), skipping, position)
-                    position += skipping + 1
-                    skipping = 0
-                else:
-                    reader.emit(bytes(pending), position)
-                    position += len(pending) + 1
-                pending.clear()
-                start = newline + 1
-        end_offset = position
-        if final and (pending or skipping):
-            if skipping:
-                reader.emit_huge(bytes(pending), skipping, position)
-                end_offset = position + skipping
-            else:
-                reader.emit(bytes(pending), position)
-                end_offset = position + len(pending)
-    return JsonlChunk(
-        rows=reader.rows,
-        problems=reader.problems,
+    stream = RowStream(
+        path,
         start_offset=start_offset,
-        end_offset=end_offset,
-        next_line_no=reader.line_no,
-        head_hash=head_hash,
-        file_size=size,
-        file_mtime_ns=stat.st_mtime_ns,
+        start_line_no=start_line_no,
+        final=final,
+        max_line_bytes=max_line_bytes,
+    )
+    rows = [row for batch in stream for row in batch]
+    return JsonlChunk(
+        rows=rows,
+        problems=stream.problems,
+        start_offset=start_offset,
+        end_offset=stream.end_offset,
+        next_line_no=stream.next_line_no,
+        head_hash=stream.head_hash,
+        file_size=stream.file_size,
+        file_mtime_ns=stream.file_mtime_ns,
     )
 
 

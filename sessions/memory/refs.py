@@ -45,14 +45,17 @@ def resolve_ref(agent_dir: Path, result_ref: str) -> Path:
     Accepts `refs/x.md`, a bare `x.md` and the server variant's storage key
     `offload/<sid>/refs/<id>.md` (mapped to the local `refs/`). Raises UnsafePath otherwise.
     """
+    return confine(agent_dir, ref_relative(result_ref))
+
+
+def ref_relative(result_ref: str) -> str:
+    """`resolve_ref`'s mapping of a `result_ref` to a path relative to the agent folder."""
     relative = result_ref.strip() if isinstance(result_ref, str) else result_ref
     check_relative(relative)  # refuse '..' and friends before any mapping hides them
     server = _SERVER_KEY.match(relative)
     if server:
-        relative = server.group(1)
-    elif "/" not in relative:
-        relative = f"refs/{relative}"
-    return confine(agent_dir, relative)
+        return server.group(1)
+    return relative if "/" in relative else f"refs/{relative}"
 
 
 @dataclass(frozen=True, slots=True)

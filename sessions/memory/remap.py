@@ -28,7 +28,10 @@ Residual window: none for appenders that open-write-close (the plugin, Node's ap
 lease proves the old inode has no writer left before we read it for the last time. Where leases
 are unavailable (file owned by another user, a filesystem without leases), step 4 waits a fixed
 settle time instead, and an append whose open-to-write gap straddles the rename *and* outlasts
-that wait is lost. A writer that replaces the file by rename (variant E) in the microseconds
+that wait is lost. When renames keep racing a fast appender (more than
+RECOVERY_DEPTH rounds, or BUDGET_SECONDS of wall clock), the late bytes are appended to the new
+file instead: nothing is lost, but rows the agent appended meanwhile then precede them (logged
+as a warning). A writer that replaces the file by rename (variant E) in the microseconds
 between our final stat and our rename is not seen. Memviz's own writers serialise on an advisory
 `flock` of the agent folder. The proof is `tests/sessions/memory/test_remap.py`: a separate
 process appends thousands of rows per second, some split in two writes, while merges run.
@@ -39,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import logging
 import os
 import signal
 import time
@@ -53,9 +57,13 @@ from sessions.memory.row_edits import RowEditor
 MAX_RETRIES = 20
 PRECHECK_ROUNDS = 50
 RECOVERY_DEPTH = 16
+# Wall-clock bound of one file's rewrite, recoveries included: past it, a rewrite not yet renamed
+# gives up (RemapConflict, nothing written) and a recovery stops renaming and appends instead.
+BUDGET_SECONDS = 10.0
 LEASE_WAIT_SECONDS = 2.0
 SETTLE_SECONDS = 0.05
 _F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
+log = logging.getLogger(__name__)
 
 
 class Editor(Protocol):
@@ -231,7 +239,9 @@ def prepare_remap(path: Path, editor: Editor) -> PreparedRemap | None:
     return PreparedRemap(path, fd, temp_fd, temp, data, seen, out, rows, editor.apply)
 
 
-def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tuple[int, int]:
+def _rewrite_file(
+    path: Path, build: Build, extend: Build, depth: int = 0, deadline: float | None = None
+) -> tuple[int, int]:
     """Apply `build` to one file safely; returns (rows changed, retries).
 
     `build(content, first_line)` gives the new content and a count of changed rows (0: leave
@@ -240,7 +250,12 @@ def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tu
     instead of redoing the whole file.
     """
     retries = 0
+    deadline = deadline or time.monotonic() + BUDGET_SECONDS
     for _ in range(MAX_RETRIES):
+        if retries and time.monotonic() > deadline:
+            if depth:
+                raise _Diverged  # a recovery out of time: the caller appends instead
+            break
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -255,7 +270,7 @@ def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tu
             try:
                 write_all(temp_fd, out)
                 os.fsync(temp_fd)
-                rows, more = _commit_prepared(prepared, depth, build)
+                rows, more = _commit_prepared(prepared, depth, build, deadline)
             finally:
                 _close_quietly(temp_fd)
                 _unlink_quietly(temp)  # already renamed on success
@@ -264,14 +279,16 @@ def _rewrite_file(path: Path, build: Build, extend: Build, depth: int = 0) -> tu
             retries += 1
         finally:
             os.close(fd)
+    if depth:
+        raise _Diverged
     raise RemapConflict(
         f"{path.name} kept being rewritten by another process; it was left unchanged "
-        f"after {MAX_RETRIES} attempts. Run the remap again (it is idempotent)."
+        f"after {retries} attempts. Run the remap again (it is idempotent)."
     )
 
 
 def _commit_prepared(
-    prepared: PreparedRemap, depth: int = 0, build: Build | None = None
+    prepared: PreparedRemap, depth: int = 0, build: Build | None = None, deadline: float = 0.0
 ) -> tuple[int, int]:
     """Steps 2-4 for a prepared file: splice appends, rename, recover late writes.
 
@@ -284,6 +301,7 @@ def _commit_prepared(
     state = _Progress(prepared.data, prepared.seen, prepared.out, prepared.rows)
     extend = prepared.build
     build = build or extend
+    deadline = deadline or time.monotonic() + BUDGET_SECONDS
 
     def splice_appends() -> bool:
         """Splice whatever was appended since the last look; False when nothing was."""
@@ -322,7 +340,7 @@ def _commit_prepared(
         _unlink_quietly(temp)
         raise
     fsync_folder(path.parent)
-    return _recover_late_writes(path, fd, build, state.data, state.out, state.rows, depth, 0)
+    return _recover_late_writes(path, fd, build, state, depth, deadline)
 
 
 @dataclass
@@ -340,13 +358,14 @@ class _Diverged(Exception):
 
 
 def _recover_late_writes(
-    path: Path, fd: int, build: Build, data: bytes, out: bytes, rows: int, depth: int, retries: int
+    path: Path, fd: int, build: Build, state: _Progress, depth: int, deadline: float
 ) -> tuple[int, int]:
     """Fold in whatever reached the old inode after we last read it (see the module docstring)."""
+    data, out, rows = state.data, state.out, state.rows
     _wait_until_no_writer(fd)
     final = _pread_all(fd)
     if final == data:
-        return rows, retries
+        return rows, 0
     rebuilt, rows = build(final, 1)
     if not rows:
         rebuilt = final
@@ -358,9 +377,9 @@ def _recover_late_writes(
         return rebuilt + current[written:], 1
 
     try:
-        if depth >= RECOVERY_DEPTH:
+        if depth >= RECOVERY_DEPTH or time.monotonic() > deadline:
             raise _Diverged  # appends keep racing each rename: stop renaming, append instead
-        _, more = _rewrite_file(path, splice, _unchanged, depth + 1)
+        _, more = _rewrite_file(path, splice, _unchanged, depth + 1, deadline)
     except _Diverged:
         # The new file was rewritten by another writer meanwhile (or renames never settle):
         # append the late bytes, which loses nothing when they are whole lines; a row the
@@ -376,8 +395,14 @@ def _recover_late_writes(
             write_all(append_fd, late)
         finally:
             os.close(append_fd)
+        log.warning(
+            "%s: %d line(s) the agent appended during the rewrite were appended again at the "
+            "end; lines it appended meanwhile now precede them",
+            path.name,
+            late.count(b"\n"),
+        )
         more = 0
-    return rows, retries + 1 + more
+    return rows, 1 + more
 
 
 def _unchanged(chunk: bytes, _first_line: int = 1) -> tuple[bytes, int]:

@@ -12,6 +12,7 @@ from sessions.diagnosis_labels import titled
 from sessions.models import Agent, AgentSession
 
 register = template.Library()
+register.filter("badge_slot", ds.badge_slot)
 
 
 @register.inclusion_tag("agent_sessions/_badges.html")

@@ -76,8 +76,16 @@ def test_agent_rollup_sums_sessions_and_badges_show_on_shared_pages(root: Path) 
     assert all(f["count"] == 0 for f in findings("/a/healthy/diagnostics/").values())
     timeline = BeautifulSoup(Client().get(f"/a/troubled/s/{fx.BAD}/").content, "html.parser")
     assert {b["data-diagnosis"] for b in timeline.select(".diag-badges .badge")} == set(KINDS)
+    # The agent page shows at once and asks for its sessions' badges after (one request, each
+    # badge swapped out of band into its session's slot).
     agent_page = BeautifulSoup(Client().get("/a/troubled/").content, "html.parser")
-    assert agent_page.select(".diag-badges .badge[data-diagnosis='loop']")
+    (loader,) = agent_page.select("[hx-get$='/badges/'][hx-trigger='load']")
+    badges = BeautifulSoup(Client().get(loader["hx-get"]).content, "html.parser")
+    for slot in badges.select("[hx-swap-oob]"):
+        assert agent_page.select(f"#{slot['id']}")  # lands in a slot of the page
+    bad_slot = agent_page.find("a", string=fx.BAD).find_parent("td").select_one("span[id]")
+    (bad,) = badges.select(f"#{bad_slot['id']}")
+    assert bad.select(".diag-badges .badge[data-diagnosis='loop']")
     canvas = BeautifulSoup(Client().get("/a/troubled/c/001-fix-tests.mmd/").content, "html.parser")
     assert {b["data-diagnosis"] for b in canvas.select(".diag-badges .badge")} == {
         "over_budget",

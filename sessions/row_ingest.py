@@ -1,0 +1,306 @@
+"""Ingest of one offload JSONL: new rows appended to the index, or the file re-read after a rewrite.
+
+Rows are streamed in batches (``RowStream``) and inserted with one statement per batch: an
+executemany on SQLite, a COPY on PostgreSQL (with each row's search document). Per-session
+figures (rows, summary bytes, first/last timestamp) move with each batch; per-node counts move
+with the rows through the database's triggers. Nothing here reads all of a session's rows.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from django.db import connection
+
+from memviz.fields import NUL, nul_free
+from sessions import search_index
+from sessions.counters import PlacedLookup
+from sessions.memory.jsonl import Row as FileRow
+from sessions.memory.jsonl import RowStream
+from sessions.memory.layout import AgentFolder, SessionFile
+from sessions.memory.row_fields import offloaded_text
+from sessions.models import Agent, AgentSession, Row, TrackedFile
+from sessions.tracked import prefix_digest, quick_digest
+
+if TYPE_CHECKING:
+    from memviz.broadcast import AgentDelta
+    from sessions.ingest import IngestReport
+
+KNOWN_ROW_KEYS = frozenset(
+    {
+        "tool_call_id",
+        "tool_call",
+        "summary",
+        "score",
+        "node_id",
+        "result_ref",
+        "offloaded",
+        "timestamp",
+    }
+)
+ROW_BATCH = 5000
+SETTLE_SECONDS = 0.5
+COLUMNS = (
+    "agent_id",
+    "session_id",
+    "line_no",
+    "offset",
+    "tool_call_id",
+    "normalized_id",
+    "tool_call",
+    "summary",
+    "score",
+    "node_id",
+    "result_ref",
+    "offloaded",
+    "timestamp",
+    "extra",
+    "placed",
+)
+
+
+@dataclass
+class SessionsContext:
+    """What one agent's ingest knows before reading its session files (one query each)."""
+
+    agent: Agent
+    folder: AgentFolder
+    keys_by_session: dict[str, str]
+    placed: PlacedLookup
+    # True on the watcher's path: quick checks of what was read before (see sessions/tracked.py)
+    live: bool
+    report: IngestReport
+    delta: AgentDelta
+    sessions: dict[str, AgentSession] = field(default_factory=dict)
+    tracked: dict[str, TrackedFile] = field(default_factory=dict)
+    announce: bool = True  # collect new rows' ids for the live broadcast
+    # result_ref values of new rows, by the folder they are relative to (live path only)
+    result_refs: dict[Path, set[str]] = field(default_factory=dict)
+
+
+def sessions_context(ctx: SessionsContext) -> SessionsContext:
+    ctx.sessions = {s.session_id: s for s in AgentSession.objects.filter(agent=ctx.agent)}
+    ctx.tracked = {t.relpath: t for t in TrackedFile.objects.filter(agent=ctx.agent, kind="jsonl")}
+    return ctx
+
+
+def folder_relpath(folder: AgentFolder, path: Path) -> str:
+    return os.path.relpath(path, folder.path)
+
+
+def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None:
+    folder, agent, report = ctx.folder, ctx.agent, ctx.report
+    relpath = folder_relpath(folder, session_file.path)
+    tracked = ctx.tracked.get(relpath)
+    st = _settled_stat(session_file.path, tracked.offset if tracked else 0)
+    if st is None:
+        return
+    session = ctx.sessions.get(session_file.session_id)
+    key = ctx.keys_by_session.get(session_file.session_id)
+    if session is None:
+        session = AgentSession.objects.create(
+            agent=agent, session_id=session_file.session_id, relpath=relpath, session_key=key or ""
+        )
+        ctx.sessions[session.session_id] = session
+    elif session.relpath != relpath or (key is not None and session.session_key != key):
+        session.relpath = relpath
+        session.session_key = key if key is not None else session.session_key
+        session.save(update_fields=["relpath", "session_key"])
+    if tracked and tracked.size == st.st_size and tracked.mtime_ns == st.st_mtime_ns:
+        report.files_skipped += 1
+        return
+    if tracked is None:
+        tracked = TrackedFile(agent=agent, relpath=relpath, kind="jsonl", offset=0)
+    appended = tracked.pk is not None and _only_grew(session_file.path, st, tracked, ctx.live)
+    old_ids: set[str] | None = None
+    if appended:
+        problems = [p for p in session.problems if p.get("kind") != "partial"]
+        stream = RowStream(
+            session_file.path,
+            start_offset=tracked.offset,
+            start_line_no=tracked.line_no,
+            batch_rows=ROW_BATCH,
+        )
+        digest_from, digest_base = tracked.offset, tracked.prefix_hash
+    else:
+        if tracked.pk is not None:
+            # A rewrite in place: rows already indexed are not news, only ids never seen before.
+            old_ids = set(
+                Row.objects.filter(session=session).values_list("tool_call_id", flat=True)
+            )
+            report.sessions_reread += 1
+            ctx.delta.sessions_reread.append(session_file.session_id)
+        session_rows_forget(session)
+        problems = []
+        stream = RowStream(session_file.path, batch_rows=ROW_BATCH)
+        digest_from, digest_base = 0, ""
+    report.files_read += 1
+    new_ids: list[str] = []
+    for batch in stream:
+        rows_insert(agent, session, batch, ctx.placed)
+        report.rows_added += len(batch)
+        if ctx.announce:
+            new_ids += [
+                r.tool_call_id for r in batch if old_ids is None or r.tool_call_id not in old_ids
+            ]
+        if ctx.live:
+            refs = ctx.result_refs.setdefault(session_file.layout_dir, set())
+            refs.update(r.result_ref for r in batch if r.result_ref)
+    if new_ids:
+        ctx.delta.new_rows.setdefault(session_file.session_id, []).extend(new_ids)
+    problems += [
+        {
+            "line_no": p.line_no,
+            "offset": p.offset,
+            "kind": p.kind,
+            "reason": p.reason,
+            "excerpt": p.excerpt,
+        }
+        for p in stream.problems
+    ]
+    if stream.end_offset < stream.file_size:
+        problems.append(
+            {
+                "line_no": stream.next_line_no,
+                "offset": stream.end_offset,
+                "kind": "partial",
+                "reason": "incomplete last line (no newline): corrupt, unless the agent is still writing it",
+                "excerpt": "",
+            }
+        )
+    report.problems += len(stream.problems)
+    session.problems = problems
+    session.save(
+        update_fields=[
+            "problems",
+            "rows_count",
+            "summary_bytes",
+            "first_timestamp",
+            "last_timestamp",
+        ]
+    )
+    tracked.size = st.st_size
+    tracked.mtime_ns = st.st_mtime_ns
+    tracked.offset = stream.end_offset
+    tracked.line_no = stream.next_line_no
+    tracked.prefix_hash = prefix_digest(
+        session_file.path, stream.end_offset, start=digest_from, base=digest_base
+    )
+    tracked.quick_hash = quick_digest(session_file.path, stream.end_offset)
+    tracked.save()
+    ctx.tracked[relpath] = tracked
+
+
+def _only_grew(path: Path, st: os.stat_result, tracked: TrackedFile, live: bool) -> bool:
+    """Are the bytes read before unchanged? The quick check on the live path, the whole
+    prefix otherwise (see sessions/tracked.py)."""
+    if st.st_size < tracked.offset:
+        return False
+    if live:
+        return quick_digest(path, tracked.offset) == tracked.quick_hash
+    return prefix_digest(path, tracked.offset) == tracked.prefix_hash
+
+
+def session_rows_forget(session: AgentSession) -> None:
+    """Delete a session's rows (search entries first: they are forgotten by their text)."""
+    search_index.rows_unindex_session(session.pk)
+    Row.objects.filter(session=session).delete()
+    session.rows_count = 0
+    session.summary_bytes = 0
+    session.first_timestamp = session.last_timestamp = ""
+
+
+def _settled_stat(path: Path, known_offset: int) -> os.stat_result | None:
+    """Stat ``path``; if it shrank below what was read, wait briefly for a rewrite to finish.
+
+    The plugin rewrites offload files with a plain truncate-and-write: a reader in that window
+    sees a short or empty file, and taking it at face value would drop rows and re-announce them.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    waited = 0.0
+    while st.st_size < known_offset and waited < SETTLE_SECONDS:
+        time.sleep(0.02)
+        waited += 0.02
+        try:
+            again = path.stat()
+        except FileNotFoundError:
+            return None
+        if (again.st_size, again.st_mtime_ns) == (st.st_size, st.st_mtime_ns) and waited >= 0.1:
+            return again
+        st = again
+    return st
+
+
+def _values(
+    agent: Agent, session: AgentSession, row: FileRow, placed: PlacedLookup, offloaded: Callable
+) -> tuple:
+    extra = {k: v for k, v in row.data.items() if k not in KNOWN_ROW_KEYS}
+    extra_json = json.dumps(extra, ensure_ascii=False)
+    values = (
+        agent.pk,
+        session.pk,
+        row.line_no,
+        row.offset,
+        row.tool_call_id,
+        row.normalized_id,
+        row.tool_call,
+        row.summary,
+        row.score,
+        row.node_id,
+        row.result_ref,
+        offloaded(row.offloaded),
+        row.timestamp,
+        extra_json,
+        row.node_id in placed,
+    )
+    # JSON can carry NUL only as the \u0000 escape, which dumps writes back the same way.
+    if "\\u0000" in extra_json or any(isinstance(v, str) and NUL in v for v in values):
+        values = (
+            *nul_free(values[:-2]),
+            json.dumps(nul_free(extra), ensure_ascii=False),
+            values[-1],
+        )
+    return values
+
+
+def rows_insert(
+    agent: Agent, session: AgentSession, rows: list[FileRow], placed: PlacedLookup
+) -> None:
+    """Insert one batch in one statement (the ORM's per-object cost dominates at 100k rows),
+    index it for search, and move the session's figures. PostgreSQL gets a COPY with each
+    row's search document (it builds no tsvector itself)."""
+    if not rows:
+        return
+    placed.prepare(row.node_id for row in rows)
+    batch = [_values(agent, session, row, placed, offloaded_text) for row in rows]
+    quote = connection.ops.quote_name
+    table = quote(Row._meta.db_table)
+    names = ", ".join(quote(c) for c in COLUMNS)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            with cursor.cursor.copy(f"COPY {table} ({names}, search) FROM STDIN") as copy:
+                for values in batch:
+                    copy.write_row((*values, search_index.row_document(values[6], values[7])))
+        else:
+            cursor.executemany(
+                f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})",
+                batch,
+            )
+            # AUTOINCREMENT ids of one executemany under the write lock are consecutive.
+            cursor.execute("SELECT last_insert_rowid()")
+            (last,) = cursor.fetchone()
+            search_index.rows_index_range(cursor, last - len(batch) + 1, last)
+    if not session.rows_count:
+        session.first_timestamp = rows[0].timestamp[:64]
+    session.last_timestamp = rows[-1].timestamp[:64]
+    session.rows_count += len(rows)
+    session.summary_bytes += sum(len(values[7].encode("utf-8")) for values in batch)
