@@ -178,7 +178,10 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s that
+            # channels_redis blocks in BZPOPMIN waiting for a message: an idle websocket then
+            # dies with a TimeoutError (1011). Reads may take longer than that wait.
+            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
         }
     }
     CELERY_BROKER_URL = REDIS_URL

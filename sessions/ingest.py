@@ -16,7 +16,7 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -28,6 +28,7 @@ from canvases.indexing import canvas_index_file, canvas_remove_missing
 from canvases.write_path import intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions import counters
+from sessions.ingest_report import IngestReport
 from sessions.locks import agent_locked
 from sessions.memory.layout import AgentFolder, discover_agents
 from sessions.memory.paths import UnsafePath
@@ -50,25 +51,6 @@ log = logging.getLogger(__name__)
 _changed: ContextVar[frozenset[str] | None] = ContextVar("memviz_ingest_changed", default=None)
 # On the live path, past this many new rows a full refs scan is cheaper than per-row lookups.
 LIVE_REF_LOOKUPS = 10_000
-
-
-@dataclass
-class IngestReport:
-    agents: list[str] = field(default_factory=list)
-    files_read: int = 0
-    files_skipped: int = 0
-    rows_added: int = 0
-    sessions_reread: int = 0
-    refs_indexed: int = 0
-    canvases_changed: int = 0
-    problems: int = 0
-    seconds: float = 0.0
-    deltas: list[AgentDelta] = field(default_factory=list)
-
-    def as_dict(self) -> dict:
-        data = asdict(self)
-        data.pop("deltas")
-        return data
 
 
 @dataclass

@@ -30,7 +30,7 @@ from sessions.tracked import prefix_digest, quick_digest
 
 if TYPE_CHECKING:
     from memviz.broadcast import AgentDelta
-    from sessions.ingest import IngestReport
+    from sessions.ingest_report import IngestReport
 
 KNOWN_ROW_KEYS = frozenset(
     {

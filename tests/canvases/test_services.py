@@ -255,8 +255,9 @@ def test_live_detection(setup) -> None:  # type: ignore[no-untyped-def]
     assert status.live and "written" in status.reasons[0]
 
 
-def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
     """A real second process appends rows while merges and undos run through the service."""
+    import logging
     import subprocess
     import sys
     import time
@@ -272,9 +273,8 @@ def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path) -> No
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        deadline = time.monotonic() + 3
-        rounds = 0
-        while time.monotonic() < deadline:
+        caplog.set_level(logging.WARNING, logger="sessions.memory.remap")
+        for _round in range(3):  # a fixed count: a loaded machine takes longer, not fewer
             canvas.refresh_from_db()
             services.canvas_apply_edit(
                 canvas=canvas,
@@ -284,19 +284,20 @@ def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path) -> No
                 user=user,
             )
             services.canvas_undo(canvas=canvas, user=user)
-            rounds += 1
+            time.sleep(0.2)  # the appender runs between rounds too
         stop.touch()
         counts = json.loads(proc.stdout.readline())
     finally:
         proc.wait(timeout=10)
-    assert rounds >= 3
     for name in files:
         lines = (agent_dir / name).read_bytes().split(b"\n")
         assert lines[-1] == b""  # ends with a complete line
         rows = [json.loads(line) for line in lines[:-1] if line.strip()]  # every line is JSON
         appended = [r for r in rows if str(r.get("tool_call_id", "")).startswith("app-")]
         assert len(appended) == counts[name]
-        assert [r["seq"] for r in appended] == sorted(r["seq"] for r in appended)
+        if not any(r.getMessage().startswith(f"{name}:") for r in caplog.records):
+            # in order, unless the remap said it had to re-append late rows (remap.py)
+            assert [r["seq"] for r in appended] == sorted(r["seq"] for r in appended)
         assert all(r["x_future"]["flag"] is True for r in appended)  # unknown keys kept
     # the last undo put the merged node's rows back
     assert any(r.get("node_id") == "002-N3" for r in rows_on_disk(agent_dir))

@@ -186,7 +186,9 @@ def test_concurrent_appender_loses_nothing(
         must_be_deleted: set[str] = set()
         retries = merges = 0
         deadline = time.monotonic() + 10
-        while merges < 150 and time.monotonic() < deadline:
+        # at least 10 remaps overlap the appender (a loaded machine takes longer, not fewer),
+        # up to 150 while the 10 s last
+        while merges < 10 or (merges < 150 and time.monotonic() < deadline):
             source = f"M{merges % 10}"
             pruned = f"P{merges % 3}"
             present = _complete_rows(tmp_path, names)  # rows present when this merge starts
@@ -200,7 +202,6 @@ def test_concurrent_appender_loses_nothing(
         out, _ = appender.communicate(timeout=10)
     counts = json.loads(out.strip().splitlines()[-1])
     print(f"{merges} remaps, {sum(counts.values())} rows appended, {retries} retries/recoveries")
-    assert merges >= 10  # enough remaps overlapped the appender, even on a loaded machine
 
     for name in names:
         data = (tmp_path / name).read_bytes()
