@@ -10,6 +10,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
 from canvases import selectors
@@ -24,26 +25,30 @@ def node_list_items(data: dict[str, Any], *, editable: bool) -> SafeString:
     and as a template loop (or with format_html) it took a third of the 100 ms round-trip budget.
     Every value goes through html.escape."""
     base = reverse("canvas", args=[data["agent"], data["file"]])
+    select, note_word = gettext("select %(node)s"), escape(gettext("note"))
+    rows_title = escape(gettext("rows mapped to this node"))
     parts = []
     for n in data["nodes"]:
-        node_id = escape(n["id"])
+        node_id, rows = escape(n["id"]), int(n["rows"])
+        count = escape(ngettext("%(n)d row", "%(n)d rows", rows) % {"n": rows})
         url = escape(f"{base}n/{quote(n['id'], safe='')}/")
         box = (
             f'<input type="checkbox" class="node-select" value="{node_id}" '
-            f'aria-label="select {node_id}"> '
+            f'aria-label="{escape(select % {"node": n["id"]})}"> '
             if editable
             else ""
         )
         note = (n.get("extra") or {}).get("note")
-        note_html = f' <span class="badge note" title="{escape(note)}">note</span>' if note else ""
+        note_html = (
+            f' <span class="badge note" title="{escape(note)}">{note_word}</span>' if note else ""
+        )
         title = n["title"] or ""
         title = escape(title if len(title) <= 80 else title[:79] + "…")
         parts.append(
             f'<li data-node="{node_id}">{box}<a href="{url}" hx-get="{url}" hx-target="#node-panel"'
             f' class="node-link"><span class="pill {status_class(n["status"])}">'
             f"{escape(n['status'] or '—')}</span> <code>{node_id}</code> {title}</a> "
-            f'<span class="muted small" title="rows mapped to this node">{int(n["rows"])} rows'
-            f"</span>{note_html}</li>"
+            f'<span class="muted small" title="{rows_title}">{count}</span>{note_html}</li>'
         )
     return mark_safe("\n".join(parts))  # noqa: S308 - every interpolated value is escaped above
 

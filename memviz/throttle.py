@@ -20,6 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.dispatch import receiver
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
+from django.utils.translation import ngettext
 
 from memviz.models import LoginFailure
 
@@ -100,8 +101,14 @@ class ThrottledLoginView(LoginView):
         form.errors.clear()
         form.add_error(
             None,
-            "Too many failed logins for this account or from this address. "
-            f"Try again in {minutes} minutes.",
+            ngettext(
+                "Too many failed logins for this account or from this address. "
+                "Try again in %(n)d minute.",
+                "Too many failed logins for this account or from this address. "
+                "Try again in %(n)d minutes.",
+                minutes,
+            )
+            % {"n": minutes},
         )
         response = super().form_invalid(form)
         response.status_code = 429

@@ -11,6 +11,8 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from memviz.pages import json_response, render_page, wants_json
@@ -281,11 +283,14 @@ def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
     except UploadBusy as exc:
         if wants_json(request):
             return json_response({"error": str(exc)}, status=409)
-        messages.error(request, f"not deleted: {exc}")
+        messages.error(request, _("not deleted: %(reason)s") % {"reason": exc})
         return redirect("uploads")
     if wants_json(request):
         return json_response({"deleted": upload_id, "agents": slugs})
-    messages.success(request, f"upload {upload_id} deleted ({len(slugs)} agents)")
+    done = ngettext(
+        "upload %(id)s deleted (%(n)d agent)", "upload %(id)s deleted (%(n)d agents)", len(slugs)
+    )
+    messages.success(request, done % {"id": upload_id, "n": len(slugs)})
     return redirect("uploads")
 
 
@@ -337,5 +342,5 @@ def token_revoke_view(request: HttpRequest, agent: str) -> HttpResponse:
         return _token_refusal(request, str(exc), 404)
     if wants_json(request):
         return json_response({"revoked": agent})
-    messages.success(request, f"the push token of {agent} is revoked")
+    messages.success(request, _("the push token of %(agent)s is revoked") % {"agent": agent})
     return redirect("tokens")

@@ -6,6 +6,7 @@
   let hits = [];
   let current = -1;
   let timer = 0;
+  const t = window.memvizText;
 
   const canvas = () => window.memvizCanvas;
   const input = () => document.getElementById("canvas-search");
@@ -27,7 +28,7 @@
     const count = document.querySelector("#diagram .hit-count");
     if (!list || !count) return;
     const q = input().value.trim();
-    count.textContent = q ? `${hits.length} hit${hits.length === 1 ? "" : "s"}` : "";
+    count.textContent = q ? (hits.length === 1 ? t("hit", { n: 1 }) : t("hits", { n: hits.length })) : "";
     list.innerHTML = "";
     list.hidden = !q || !hits.length || document.activeElement !== input();
     for (const n of hits.slice(0, MAX_LISTED)) {
@@ -36,7 +37,7 @@
       b.type = "button";
       b.dataset.hit = n.id;
       const title = n.lines[0] || "";
-      b.textContent = `${n.id} · ${n.status || "no status"} · ${title.length > 60 ? title.slice(0, 59) + "…" : title}`;
+      b.textContent = `${n.id} · ${n.status || t("no-status")} · ${title.length > 60 ? title.slice(0, 59) + "…" : title}`;
       li.appendChild(b);
       list.appendChild(li);
     }
@@ -62,7 +63,7 @@
     canvas().reveal(id, { open: true });
     markHits();
     const count = document.querySelector("#diagram .hit-count");
-    if (count) count.textContent = `${current + 1} of ${hits.length}`;
+    if (count) count.textContent = t("hit-of", { i: current + 1, n: hits.length });
   }
 
   document.addEventListener("input", (ev) => {

@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   const SMALL_CANVAS = 40; // up to this many nodes a canvas opens fully expanded (selectors.OVERVIEW_NODES)
+  const t = window.memvizText;
   let renderCount = 0;
   let view = null;
   let model = null;
@@ -40,7 +41,7 @@
     }
     shownSelection = [...selection];
     const list = document.getElementById("selection-list");
-    if (list) list.textContent = selection.length ? selection.join(", ") : "none";
+    if (list) list.textContent = selection.length ? selection.join(", ") : t("none");
     document.body.dataset.selection = selection.join(",");
   }
 

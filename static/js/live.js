@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   const body = document.body;
+  const t = window.memvizText;
   const agent = body.dataset.liveAgent;
   if (!agent || !("WebSocket" in window)) return;
   const canvas = body.dataset.liveCanvas || "";
@@ -29,11 +30,11 @@
     body.dataset.liveState = state;
     badge.dataset.state = state;
     badge.textContent = text;
-    badge.title = state === "live" ? "Updates appear as the agent writes them" : "Live updates paused: reconnecting";
+    badge.title = state === "live" ? t("live-title") : t("paused-title");
     badge.style.background = state === "live" ? "#d8f5dd" : "#fde2e2";
     badge.style.color = state === "live" ? "#17692a" : "#8a1f11";
   }
-  status("connecting", "○ connecting…");
+  status("connecting", "○ " + t("connecting"));
 
   // --- helpers ----------------------------------------------------------------------------
   function later(key, fn, wait) {
@@ -73,7 +74,7 @@
     el.append(text + " ");
     const reload = document.createElement("a");
     reload.href = location.href;
-    reload.textContent = "Reload";
+    reload.textContent = t("reload");
     el.append(reload);
   }
 
@@ -132,8 +133,10 @@
     later("live-box", refreshLiveBox);
     if (editing()) {
       // Never swap a form the user is filling in; say what happened instead.
-      const who = !msg.author || msg.author === "agent" ? "The agent just rewrote" : `${msg.author} just changed`;
-      banner(`${who} this canvas (revision ${msg.revision}). Your open edit is based on the version you loaded: check the new one before saving.`);
+      const values = { author: msg.author, revision: msg.revision };
+      banner(!msg.author || msg.author === "agent"
+        ? t("agent-rewrote", values)
+        : t("user-changed", values));
       return;
     }
     later("canvas", () => {
@@ -177,7 +180,7 @@
       const touched = rows[session] || (msg.sessions_reread || []).includes(session) || (msg.sessions_removed || []).includes(session);
       if (touched) later("session", () => refreshFromPage([".page-head", "#timeline"]));
     } else if (isAgentPage) {
-      if (focusedIn(document.querySelector("main"))) banner("The agent wrote new memory.");
+      if (focusedIn(document.querySelector("main"))) banner(t("new-memory"));
       else later("agent", () => refreshFromPage(["main"]), 400);
     }
   }
@@ -196,11 +199,11 @@
     let url = `${proto}//${location.host}/ws/live/${encodeURIComponent(agent)}/`;
     if (canvas) url += "?canvas=" + encodeURIComponent(canvas);
     socket = new WebSocket(url);
-    socket.onopen = () => { attempts = 0; status("live", "● live"); };
+    socket.onopen = () => { attempts = 0; status("live", "● " + t("live")); };
     socket.onmessage = (ev) => { try { handle(JSON.parse(ev.data)); } catch (e) { console.error("live:", e); } };
     socket.onclose = (ev) => {
-      if (ev.code === 4403 || ev.code === 4404) { status("off", "○ not live"); return; }
-      status("reconnecting", "○ reconnecting…");
+      if (ev.code === 4403 || ev.code === 4404) { status("off", "○ " + t("not-live")); return; }
+      status("reconnecting", "○ " + t("reconnecting"));
       const wait = Math.min(10000, 500 * 2 ** attempts++) + Math.random() * 250;
       setTimeout(connect, wait);
     };
