@@ -28,6 +28,12 @@ def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) 
     page.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=20000)
     assert page.evaluate("document.body.dataset.frame") == "1"  # line 2 is the second frame
 
+    # the agent page draws at once; its sessions' badges arrive in one request after it
+    page.goto(f"{live_server.url}/a/troubled/")
+    bad_row = page.locator("tr", has=page.locator(f"a:text-is('{dfx.BAD}')"))
+    bad_row.locator(".diag-badges .badge[data-diagnosis='loop']").wait_for(timeout=20000)
+    page.screenshot(path=str(ARTIFACTS / "agent-badges.png"), full_page=True)
+
     page.goto(f"{live_server.url}/a/troubled/s/{dfx.BAD}/ledger/")
     page.wait_for_function("() => document.body.dataset.ledgerChart === 'ok'", timeout=20000)
     assert page.locator("#ledger-chart canvas").count() == 1
