@@ -376,10 +376,16 @@ def _recover_late_writes(
             raise _Diverged
         return rebuilt + current[written:], 1
 
+    # Appending late bytes keeps them only when `data` ended with a whole line. A half-written
+    # last line can be joined to its rest by one more rewrite alone, so that case gets four
+    # times the rounds and three more budgets before memviz gives up (RemapConflict below).
+    whole = data.endswith(b"\n")
+    depth_limit = RECOVERY_DEPTH if whole else 4 * RECOVERY_DEPTH
+    time_limit = deadline if whole else deadline + 3 * BUDGET_SECONDS
     try:
-        if depth >= RECOVERY_DEPTH or time.monotonic() > deadline:
+        if depth >= depth_limit or time.monotonic() > time_limit:
             raise _Diverged  # appends keep racing each rename: stop renaming, append instead
-        _, more = _rewrite_file(path, splice, _unchanged, depth + 1, deadline)
+        _, more = _rewrite_file(path, splice, _unchanged, depth + 1, time_limit)
     except _Diverged:
         # The new file was rewritten by another writer meanwhile (or renames never settle):
         # append the late bytes, which loses nothing when they are whole lines; a row the
