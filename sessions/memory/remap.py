@@ -31,7 +31,8 @@ settle time instead, and an append whose open-to-write gap straddles the rename 
 that wait is lost. When renames keep racing a fast appender (more than
 RECOVERY_DEPTH rounds, or BUDGET_SECONDS of wall clock), the late bytes are appended to the new
 file instead: nothing is lost, but rows the agent appended meanwhile then precede them (logged
-as a warning). A writer that replaces the file by rename (variant E) in the microseconds
+as a warning); a file whose last line was half written when read keeps being rewritten longer
+(only a rewrite can join the line's halves). A writer that replaces the file by rename (variant E) in the microseconds
 between our final stat and our rename is not seen. Memviz's own writers serialise on an advisory
 `flock` of the agent folder. The proof is `tests/sessions/memory/test_remap.py`: a separate
 process appends thousands of rows per second, some split in two writes, while merges run.
