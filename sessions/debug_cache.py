@@ -24,13 +24,19 @@ _ENTRIES: OrderedDict[Hashable, Any] = OrderedDict()
 _LOCK = Lock()
 
 
-def agent_fingerprint(agent: Agent) -> tuple:
+def _canvas_state(agent: Agent) -> tuple[tuple, int | None]:
+    """The agent's canvases (file, content hash) and its newest revision: what findings read."""
     canvases = tuple(
         Canvas.objects.filter(agent=agent)
         .order_by("filename")
         .values_list("filename", "content_hash")
     )
     newest = Revision.objects.filter(canvas__agent=agent).aggregate(n=Max("id"))["n"]
+    return canvases, newest
+
+
+def agent_fingerprint(agent: Agent) -> tuple:
+    canvases, newest = _canvas_state(agent)
     return (
         agent.pk,
         agent.ingested_at,
@@ -54,12 +60,7 @@ def session_fingerprint(agent: Agent, session: AgentSession) -> tuple:
         .values_list("size", "mtime_ns", "prefix_hash")
         .first()
     )
-    canvases = tuple(
-        Canvas.objects.filter(agent=agent)
-        .order_by("filename")
-        .values_list("filename", "content_hash")
-    )
-    newest = Revision.objects.filter(canvas__agent=agent).aggregate(n=Max("id"))["n"]
+    canvases, newest = _canvas_state(agent)
     return (
         session.pk,
         session.rows_count,
