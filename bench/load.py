@@ -105,6 +105,7 @@ class Cluster:
         if database_url:
             self.env["DATABASE_URL"] = database_url
         self.procs: list[subprocess.Popen] = []
+        self.names: list[str] = []
         self.logs: list[Path] = []
         self.ports: list[int] = []
         self._manage("migrate", "--verbosity", "0")
@@ -133,8 +134,23 @@ class Cluster:
             stdout=log.open("w"), stderr=subprocess.STDOUT,
         )
         self.procs.append(proc)
+        self.names.append(name)
         self.logs.append(log)
         return proc
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU time (user + system) each process has used so far, and this client process's."""
+        tick = os.sysconf("SC_CLK_TCK")
+        used: dict[str, float] = {}
+        for name, proc in zip(self.names, self.procs, strict=True):
+            try:
+                fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            used[name] = (int(fields[11]) + int(fields[12])) / tick
+        times = os.times()
+        used["client"] = times.user + times.system
+        return used
 
     def urls(self) -> list[str]:
         return [f"http://127.0.0.1:{port}" for port in self.ports]
@@ -226,29 +242,34 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 class Appender(threading.Thread):
     """The agent: each tool call writes its ref, then appends its row (`rate` per second)."""
 
-    def __init__(self, agent_dir: Path, rate: float) -> None:
+    def __init__(self, agent_dir: Path, rate: float, first: int = 0) -> None:
         super().__init__(daemon=True)
         self.agent_dir, self.rate = agent_dir, rate
         self.stop_event = threading.Event()
+        self.first = first  # number of the first call: rows of an earlier appender are kept apart
         self.written = 0
+        self.times: list[float] = []  # when each row was appended (monotonic)
+
+    def write_one(self) -> None:
+        n = self.first + self.written
+        stamp = f"2026-12-01T10-{n // 3600 % 60:02d}-{n // 60 % 60:02d}-{n % 1000:03d}p08-00-{n}"
+        ref = self.agent_dir / "refs" / f"{stamp}.md"
+        ref.write_text(f"# Tool Result: exec\n\n**Call ID:** load_{n}\n\n**Result:**\n```\nok {n}\n```")
+        row = {
+            "tool_call_id": f"load_{n}", "tool_call": "exec: load", "summary": f"row {n}",
+            "timestamp": "2026-12-01T10:00:00.000+08:00", "score": 5, "node_id": None,
+            "result_ref": f"refs/{stamp}.md",
+        }
+        with open(self.agent_dir / f"offload-{SESSION}.jsonl", "ab") as handle:
+            handle.write((json.dumps(row) + "\n").encode())
+        self.times.append(time.monotonic())
+        self.written += 1
 
     def run(self) -> None:
-        path = self.agent_dir / f"offload-{SESSION}.jsonl"
         interval = 1 / self.rate
         next_at = time.monotonic()
         while not self.stop_event.is_set():
-            n = self.written
-            stamp = f"2026-12-01T10-{n // 3600 % 60:02d}-{n // 60 % 60:02d}-{n % 1000:03d}p08-00-{n}"
-            ref = self.agent_dir / "refs" / f"{stamp}.md"
-            ref.write_text(f"# Tool Result: exec\n\n**Call ID:** load_{n}\n\n**Result:**\n```\nok {n}\n```")
-            row = {
-                "tool_call_id": f"load_{n}", "tool_call": "exec: load", "summary": f"row {n}",
-                "timestamp": "2026-12-01T10:00:00.000+08:00", "score": 5, "node_id": None,
-                "result_ref": f"refs/{stamp}.md",
-            }
-            with open(path, "ab") as handle:
-                handle.write((json.dumps(row) + "\n").encode())
-            self.written += 1
+            self.write_one()
             next_at += interval
             self.stop_event.wait(max(0.0, next_at - time.monotonic()))
 
@@ -271,6 +292,9 @@ READ_PATHS = [
 class Readings:
     answers: list[tuple[str, Answer]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    cpu: dict[str, float] = field(default_factory=dict)  # CPU seconds per process in the phase
+    wall: float = 0.0
+    lags: list[float] = field(default_factory=list)  # index lag samples (bench_concurrency)
 
     def add(self, path: str, answer: Answer) -> None:
         with self.lock:
