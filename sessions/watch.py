@@ -8,6 +8,8 @@ once, incrementally; the ingest broadcasts what changed after its commit.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -59,6 +61,24 @@ def changed_agent_dirs(root: Path, paths: Iterable[str]) -> tuple[set[Path], boo
     return dirs, full
 
 
+def lower_thread_priority(steps: int) -> int | None:
+    """Run the calling thread ``steps`` nice levels below where it was; its new nice value.
+
+    Linux schedules threads on their own (``setpriority`` on a thread id touches that thread
+    only), so the watcher thread of ``manage.py run`` yields to the page-serving threads of the
+    same process. Elsewhere, or when the call is refused, nothing changes (None).
+    """
+    if steps <= 0 or not sys.platform.startswith("linux"):
+        return None
+    tid = threading.get_native_id()
+    try:
+        current = os.getpriority(os.PRIO_PROCESS, tid)
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, current + steps))
+        return os.getpriority(os.PRIO_PROCESS, tid)
+    except OSError:
+        return None
+
+
 class Watcher:
     def __init__(self, root: Path, *, stdout: IO[str] | Any | None = None) -> None:
         self.root = Path(root).resolve()
@@ -97,6 +117,7 @@ class Watcher:
     def run(self, stop_event: threading.Event | None = None) -> None:
         from watchfiles import watch
 
+        lower_thread_priority(settings.MEMVIZ_WATCH_NICE)
         # Catch up first: anything written before the watch started is read once, here; and
         # once more at the first idle tick, which closes the gap before the watch was set up.
         self._safe(lambda: ingest_path(self.root))
