@@ -134,6 +134,19 @@ DATABASES = {
         default=f"sqlite:///{VAR_DIR / 'memviz.sqlite3'}", conn_max_age=0
     )
 }
+# A page must not pay for a new database connection: that was ~3 ms a request on SQLite (open,
+# PRAGMAs, schema parse) and ~6 ms on PostgreSQL (a new server backend). SQLite keeps each
+# thread's connection; PostgreSQL takes them from psycopg's pool (Django's own `pool` option,
+# the way its docs give for ASGI servers), at most MEMVIZ_DB_POOL_MAX per process.
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 1,
+        "max_size": int(os.environ.get("MEMVIZ_DB_POOL_MAX", 8)),
+        "timeout": 20,
+    }
+else:
+    DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("MEMVIZ_DB_CONN_MAX_AGE", 300))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if not os.environ.get("DATABASE_URL"):
         private_file(VAR_DIR / "memviz.sqlite3")  # 0600 before SQLite creates it 0644
@@ -233,6 +246,9 @@ MEMVIZ_STREAM_MAX_BODY_BYTES = int(os.environ.get("MEMVIZ_STREAM_MAX_BODY_BYTES"
 MEMVIZ_STREAM_MAX_EVENT_BYTES = int(os.environ.get("MEMVIZ_STREAM_MAX_EVENT_BYTES", 8 * 1024**2))
 # Quiet time that ends a burst of file events before the watcher ingests it.
 MEMVIZ_WATCH_STEP_MS = int(os.environ.get("MEMVIZ_WATCH_STEP_MS", 30))
+# How much lower than the pages the watcher's thread runs (Linux `nice` steps, 0-19): people
+# reading pages come first, indexing follows in the CPU they leave. See docs/live.md.
+MEMVIZ_WATCH_NICE = int(os.environ.get("MEMVIZ_WATCH_NICE", 10))
 # --- end live -------------------------------------------------------------------------------
 
 # --- static files (issue 12): hashed names, brotli/gzip copies, long cache lifetimes ----------
