@@ -31,8 +31,11 @@ settle time instead, and an append whose open-to-write gap straddles the rename 
 that wait is lost. When renames keep racing a fast appender (more than
 RECOVERY_DEPTH rounds, or BUDGET_SECONDS of wall clock), the late bytes are appended to the new
 file instead: nothing is lost, but rows the agent appended meanwhile then precede them (logged
-as a warning); a file whose last line was half written when read keeps being rewritten longer
-(only a rewrite can join the line's halves). A writer that replaces the file by rename (variant E) in the microseconds
+as a warning). A half-written last line is never renamed into the new file (its writer finishes
+it in the old inode, and the recovery brings it over whole), so those late lines always start a
+line. Only when they cannot be put back at all (the old inode was rewritten in place, or the new
+file never ends with a whole line) are they saved to `.memviz-recovered/` beside the file, and
+`RemapConflict` says where: nothing is dropped with the old inode. A writer that replaces the file by rename (variant E) in the microseconds
 between our final stat and our rename is not seen. Memviz's own writers serialise on an advisory
 `flock` of the agent folder. The proof is `tests/sessions/memory/test_remap.py`: a separate
 process appends thousands of rows per second, some split in two writes, while merges run.
@@ -193,18 +196,24 @@ class PreparedRemap:
             try:
                 rows, _ = _commit_prepared(self)
             except _Restart:
-                _close_quietly(self.temp_fd)
+                self.close_temp()
                 _unlink_quietly(self.temp)
                 rows, _ = _rewrite_file(self.path, self.build, self.build)
         finally:
-            _close_quietly(self.temp_fd)
+            self.close_temp()
             _close_quietly(self.fd)
         return rows
+
+    def close_temp(self) -> None:
+        """Close the temp's descriptor once (a number closed twice may be another file's by then)."""
+        if self.temp_fd >= 0:
+            _close_quietly(self.temp_fd)
+            self.temp_fd = -1
 
     def abort(self) -> None:
         if self.open:
             self.open = False
-            _close_quietly(self.temp_fd)
+            self.close_temp()
             _close_quietly(self.fd)
             _unlink_quietly(self.temp)
 
@@ -273,7 +282,7 @@ def _rewrite_file(
                 os.fsync(temp_fd)
                 rows, more = _commit_prepared(prepared, depth, build, deadline)
             finally:
-                _close_quietly(temp_fd)
+                prepared.close_temp()
                 _unlink_quietly(temp)  # already renamed on success
             return rows, retries + more
         except _Restart:
@@ -334,12 +343,23 @@ def _commit_prepared(
         if spliced:
             os.fsync(temp_fd)
             late = splice_appends()  # one more look after the slow fsync
+        # A half-written last line stays out of the new file: its writer still holds the old
+        # inode and finishes it there, and the recovery brings the whole line over in order.
+        # Renamed with it, its first half would be joined to whatever the agent appends next.
+        half = len(state.data) - (state.data.rfind(b"\n") + 1)
+        if half:
+            state.out = state.out[: len(state.out) - half]
+            os.ftruncate(temp_fd, len(state.out))
+            late = True
         os.replace(temp, path)
         if late:
             os.fsync(temp_fd)
     except BaseException:
         _unlink_quietly(temp)
         raise
+    # Closed before the recovery: a nested recovery waits for a lease on this very inode (now
+    # the file), which nobody may hold open for writing, us included.
+    prepared.close_temp()
     fsync_folder(path.parent)
     return _recover_late_writes(path, fd, build, state, depth, deadline)
 
@@ -361,11 +381,15 @@ class _Diverged(Exception):
 def _recover_late_writes(
     path: Path, fd: int, build: Build, state: _Progress, depth: int, deadline: float
 ) -> tuple[int, int]:
-    """Fold in whatever reached the old inode after we last read it (see the module docstring)."""
+    """Fold in whatever reached the old inode after we last read it (see the module docstring).
+
+    The new file holds `state.out`: the rewrite of `state.data` up to its last complete line.
+    """
     data, out, rows = state.data, state.out, state.rows
     _wait_until_no_writer(fd)
     final = _pread_all(fd)
-    if final == data:
+    complete = data.rfind(b"\n") + 1
+    if final == data and complete == len(data):
         return rows, 0
     rebuilt, rows = build(final, 1)
     if not rows:
@@ -377,31 +401,23 @@ def _recover_late_writes(
             raise _Diverged
         return rebuilt + current[written:], 1
 
-    # Appending late bytes keeps them only when `data` ended with a whole line. A half-written
-    # last line can be joined to its rest by one more rewrite alone, so that case gets four
-    # times the rounds and three more budgets before memviz gives up (RemapConflict below).
-    whole = data.endswith(b"\n")
-    depth_limit = RECOVERY_DEPTH if whole else 4 * RECOVERY_DEPTH
-    time_limit = deadline if whole else deadline + 3 * BUDGET_SECONDS
     try:
-        if depth >= depth_limit or time.monotonic() > time_limit:
+        if depth >= RECOVERY_DEPTH or time.monotonic() > deadline:
             raise _Diverged  # appends keep racing each rename: stop renaming, append instead
-        _, more = _rewrite_file(path, splice, _unchanged, depth + 1, time_limit)
+        _, more = _rewrite_file(path, splice, _unchanged, depth + 1, deadline)
     except _Diverged:
         # The new file was rewritten by another writer meanwhile (or renames never settle):
-        # append the late bytes, which loses nothing when they are whole lines; a row the
+        # append the late lines, which start at a line boundary of what we renamed; a row the
         # agent appended to the new file meanwhile then sits before them.
-        late = final[len(data) :] if final.startswith(data) else b""
-        if not late or not data.endswith(b"\n"):
+        late = final[complete:] if final.startswith(data) else b""
+        if not late or not _append_at_line_end(path, late):
+            # The bytes only the old inode holds would go with it: keep them on disk first.
+            saved = _save_unplaced_bytes(path, late or final)
             raise RemapConflict(
-                f"{path.name} was rewritten by another process while late appends were being "
-                "restored; re-run the remap and check the file"
+                f"{path.name} kept changing while rows the agent appended during the rewrite "
+                f"were being put back; those rows are saved in {saved} (append them to the "
+                "file once the agent is idle)"
             ) from None
-        append_fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-        try:
-            write_all(append_fd, late)
-        finally:
-            os.close(append_fd)
         log.warning(
             "%s: %d line(s) the agent appended during the rewrite were appended again at the "
             "end; lines it appended meanwhile now precede them",
@@ -410,6 +426,52 @@ def _recover_late_writes(
         )
         more = 0
     return rows, 1 + more
+
+
+def _append_at_line_end(path: Path, content: bytes, wait: float = LEASE_WAIT_SECONDS) -> bool:
+    """Append `content` once the file ends with a whole line; False if it never does in `wait`.
+
+    The agent may be between the two halves of a split append: writing in between would join
+    our lines to its half.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        until = time.monotonic() + wait
+        while True:
+            size = os.fstat(fd).st_size
+            if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+                write_all(fd, content)
+                return True
+            if time.monotonic() > until:
+                return False
+            time.sleep(SETTLE_SECONDS / 5)
+    finally:
+        os.close(fd)
+
+
+RECOVERED_DIR = ".memviz-recovered"  # a dot folder: ingest and the plugin never read it
+
+
+def _save_unplaced_bytes(path: Path, content: bytes) -> str:
+    """Write `content` durably to `.memviz-recovered/<file>.<time>.rows` beside `path`.
+
+    The last resort of a recovery that cannot rewrite the file again: the old inode is about to
+    be dropped, and these bytes are in no other file. Returns the path relative to the folder.
+    """
+    folder = path.parent / RECOVERED_DIR
+    folder.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    target = folder / f"{path.name}.{stamp}.{time.time_ns() % 10**9:09d}.rows"
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        write_all(fd, content)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_folder(folder)
+    fsync_folder(path.parent)
+    log.error("%s: %d bytes only the old file held were saved in %s", path.name, len(content), target)
+    return f"{RECOVERED_DIR}/{target.name}"
 
 
 def _unchanged(chunk: bytes, _first_line: int = 1) -> tuple[bytes, int]:

@@ -235,25 +235,34 @@ def test_concurrent_appender_loses_nothing(
     assert os.listdir(tmp_path) != []
 
 
-def _late_append_during_rename(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the agent's next append land in the *old* inode while the rewrite renames it, and
-    one more row land in the new file right after: the race the recovery step exists for."""
+LATE_ROW = b'{"tool_call_id":"late","node_id":"M1"}\n'
+
+
+def _late_append_during_rename(
+    path: Path, monkeypatch: pytest.MonkeyPatch, late: bytes = LATE_ROW
+) -> list[bool]:
+    """Make the agent's next append (`late`) land in the *old* inode while the rewrite renames
+    it, and one more row land in the new file right after: the race the recovery step exists
+    for. Returns, per recovery, whether it proved that no writer was left (the lease)."""
     from sessions.memory import remap
 
     old = os.open(path, os.O_WRONLY | os.O_APPEND)  # the agent opened the file before our rename
     real_wait = remap._wait_until_no_writer
+    proved: list[bool] = []
 
     def wait(fd: int) -> bool:
         nonlocal old
         if old >= 0:
-            os.write(old, b'{"tool_call_id":"late","node_id":"M1"}\n')
+            os.write(old, late)
             os.close(old)
             old = -1
             with path.open("ab") as handle:  # its next tool call opens the new file
                 handle.write(b'{"tool_call_id":"next","node_id":"M1"}\n')
-        return real_wait(fd)
+        proved.append(real_wait(fd))
+        return proved[-1]
 
     monkeypatch.setattr(remap, "_wait_until_no_writer", wait)
+    return proved
 
 
 def _ids(path: Path) -> list[tuple[str, str]]:
@@ -266,7 +275,7 @@ def test_a_late_append_into_the_replaced_file_is_kept_in_order(
 ) -> None:
     path = tmp_path / "offload-s.jsonl"
     path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)))
-    _late_append_during_rename(path, monkeypatch)
+    proved = _late_append_during_rename(path, monkeypatch)
     remap_rows(tmp_path, node_map={"M1": "KEEP"})
     assert _ids(path) == [
         ("r0", "KEEP"),
@@ -275,6 +284,9 @@ def test_a_late_append_into_the_replaced_file_is_kept_in_order(
         ("late", "KEEP"),  # folded in from the old inode, remapped, before the newer row
         ("next", "M1"),  # appended after the rename: the agent's, left as written
     ]
+    # The nested recovery's lease is granted too: our own temp descriptor on the inode that
+    # became the file is closed by then (it used to block the lease for its 2 s timeout).
+    assert proved == [True, True]
 
 
 def test_out_of_time_the_late_append_is_appended_not_lost_and_said(
@@ -296,3 +308,99 @@ def test_out_of_time_the_late_append_is_appended_not_lost_and_said(
         ("late", "M1"),  # kept, as the agent wrote it, after the row that followed it
     ]
     assert [r.args[1] for r in caplog.records] == [1]  # type: ignore[index]
+
+
+def _half_line_finished_during_rename(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's row is half written when we read the file (a split append); its rest and one
+    more row reach the old inode during our rename, and its next tool call the new file."""
+    _late_append_during_rename(path, monkeypatch, b'de_id":"M1"}\n' + LATE_ROW)
+
+
+HALF = '{"tool_call_id":"half","no'
+
+
+def test_a_half_written_line_is_finished_in_place_not_split(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "offload-s.jsonl"
+    path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)) + HALF)
+    _half_line_finished_during_rename(path, monkeypatch)
+    remap_rows(tmp_path, node_map={"M1": "KEEP"})
+    assert _ids(path) == [
+        ("r0", "KEEP"),
+        ("r1", "KEEP"),
+        ("r2", "KEEP"),
+        ("half", "KEEP"),  # both halves, joined, remapped, in the agent's order
+        ("late", "KEEP"),
+        ("next", "M1"),
+    ]
+
+
+def test_out_of_time_a_half_written_line_is_appended_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Past the budget the late lines are appended, not rewritten in order: the half line must
+    arrive whole, not as a first half joined to the agent's next row."""
+    from sessions.memory import remap
+
+    path = tmp_path / "offload-s.jsonl"
+    path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)) + HALF)
+    _half_line_finished_during_rename(path, monkeypatch)
+    monkeypatch.setattr(remap, "BUDGET_SECONDS", 0.0)
+    caplog.set_level(logging.WARNING, logger="sessions.memory.remap")
+    remap_rows(tmp_path, node_map={"M1": "KEEP"})
+    assert _ids(path) == [  # every line parses: nothing was split
+        ("r0", "KEEP"),
+        ("r1", "KEEP"),
+        ("r2", "KEEP"),
+        ("next", "M1"),
+        ("half", "M1"),
+        ("late", "M1"),
+    ]
+    assert [r.args[1] for r in caplog.records] == [2]  # type: ignore[index]
+    assert not (tmp_path / remap.RECOVERED_DIR).exists()
+
+
+def test_a_half_line_whose_writer_died_stays_at_the_end_byte_for_byte(tmp_path: Path) -> None:
+    path = tmp_path / "offload-s.jsonl"
+    path.write_text('{"tool_call_id":"r0","node_id":"M1"}\n' + HALF)
+    remap_rows(tmp_path, node_map={"M1": "KEEP"})
+    assert path.read_text() == '{"tool_call_id":"r0","node_id":"KEEP"}\n' + HALF
+
+
+def test_when_the_late_rows_cannot_be_put_back_they_are_saved_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process rewrites the old inode in place during our rename, and the budget is
+    spent: its bytes are in no other file, so they are saved before the old inode goes."""
+    from sessions.memory import remap
+
+    path = tmp_path / "offload-s.jsonl"
+    path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)))
+    old = os.open(path, os.O_WRONLY)
+    real_wait = remap._wait_until_no_writer
+    rewritten = b'{"tool_call_id":"other","node_id":"M9"}\n'
+
+    def wait(fd: int) -> bool:
+        nonlocal old
+        if old >= 0:
+            os.pwrite(old, rewritten, 0)
+            os.close(old)
+            old = -1
+        return real_wait(fd)
+
+    monkeypatch.setattr(remap, "_wait_until_no_writer", wait)
+    monkeypatch.setattr(remap, "BUDGET_SECONDS", 0.0)
+    with pytest.raises(remap.RemapConflict, match=r"\.memviz-recovered/offload-s\.jsonl\.") as caught:
+        remap_rows(tmp_path, node_map={"M1": "KEEP"})
+    saved = list((tmp_path / remap.RECOVERED_DIR).iterdir())
+    assert len(saved) == 1 and saved[0].name in str(caught.value)
+    assert saved[0].read_bytes().startswith(rewritten)  # the other writer's bytes, kept
+    assert _ids(path)[:3] == [("r0", "KEEP"), ("r1", "KEEP"), ("r2", "KEEP")]
+
+
+def test_the_saved_rows_folder_is_never_read_as_agent_data() -> None:
+    from sessions.memory.layout import is_ignored_name
+    from sessions.memory.remap import RECOVERED_DIR
+
+    assert is_ignored_name(RECOVERED_DIR)
