@@ -1,6 +1,4 @@
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 from sessions.memory.jsonl import read_rows
@@ -13,16 +11,10 @@ DEMO = REPO / "demo" / "context-offload"
 NODE_ID = re.compile(r"^\s*(?:subgraph\s+\S+\s+)?(\d{3}-N\d+)[\[{(]", re.M)
 
 
-def load_make_demo(monkeypatch):
-    spec = importlib.util.spec_from_file_location("make_demo", REPO / "demo" / "make_demo.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "make_demo", module)  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+def test_committed_demo_is_what_the_script_writes(tmp_path: Path) -> None:
+    from demo.make_demo import make_demo
 
-
-def test_committed_demo_is_what_the_script_writes(tmp_path: Path, monkeypatch) -> None:
-    size = load_make_demo(monkeypatch).make_demo(tmp_path / "demo")
+    size = make_demo(tmp_path / "demo")
     assert size < 300_000
     written = sorted(p.relative_to(tmp_path / "demo") for p in (tmp_path / "demo").rglob("*"))
     committed = sorted(p.relative_to(DEMO) for p in DEMO.rglob("*"))
