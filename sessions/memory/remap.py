@@ -44,17 +44,15 @@ process appends thousands of rows per second, some split in two writes, while me
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import logging
 import os
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from sessions.memory import inode_io
 from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
 from sessions.memory.row_edits import RowEditor
 
@@ -64,9 +62,6 @@ RECOVERY_DEPTH = 16
 # Wall-clock bound of one file's rewrite, recoveries included: past it, a rewrite not yet renamed
 # gives up (RemapConflict, nothing written) and a recovery stops renaming and appends instead.
 BUDGET_SECONDS = 10.0
-LEASE_WAIT_SECONDS = 2.0
-SETTLE_SECONDS = 0.05
-_F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
 log = logging.getLogger(__name__)
 
 
@@ -197,25 +192,25 @@ class PreparedRemap:
                 rows, _ = _commit_prepared(self)
             except _Restart:
                 self.close_temp()
-                _unlink_quietly(self.temp)
+                inode_io.unlink_quietly(self.temp)
                 rows, _ = _rewrite_file(self.path, self.build, self.build)
         finally:
             self.close_temp()
-            _close_quietly(self.fd)
+            inode_io.close_quietly(self.fd)
         return rows
 
     def close_temp(self) -> None:
         """Close the temp's descriptor once (a number closed twice may be another file's by then)."""
         if self.temp_fd >= 0:
-            _close_quietly(self.temp_fd)
+            inode_io.close_quietly(self.temp_fd)
             self.temp_fd = -1
 
     def abort(self) -> None:
         if self.open:
             self.open = False
             self.close_temp()
-            _close_quietly(self.fd)
-            _unlink_quietly(self.temp)
+            inode_io.close_quietly(self.fd)
+            inode_io.unlink_quietly(self.temp)
 
 
 def prepare_remap(path: Path, editor: Editor) -> PreparedRemap | None:
@@ -229,22 +224,22 @@ def prepare_remap(path: Path, editor: Editor) -> PreparedRemap | None:
     except FileNotFoundError:
         return None
     try:
-        data, seen = _read_settled(fd)
+        data, seen = inode_io.read_settled(fd)
         out, rows = editor.apply(data, 1)
         if not rows:
             os.close(fd)
             return None
         temp_fd, temp = open_temp_beside(path, like=seen)
     except BaseException:
-        _close_quietly(fd)
+        inode_io.close_quietly(fd)
         raise
     try:
         write_all(temp_fd, out)
         os.fsync(temp_fd)
     except BaseException:
-        _close_quietly(temp_fd)
-        _close_quietly(fd)
-        _unlink_quietly(temp)
+        inode_io.close_quietly(temp_fd)
+        inode_io.close_quietly(fd)
+        inode_io.unlink_quietly(temp)
         raise
     return PreparedRemap(path, fd, temp_fd, temp, data, seen, out, rows, editor.apply)
 
@@ -271,7 +266,7 @@ def _rewrite_file(
         except FileNotFoundError:
             return 0, retries  # the reclaimer deleted it: nothing to remap
         try:
-            data, seen = _read_settled(fd)
+            data, seen = inode_io.read_settled(fd)
             out, rows = build(data, 1)
             if not rows:
                 return 0, retries
@@ -283,7 +278,7 @@ def _rewrite_file(
                 rows, more = _commit_prepared(prepared, depth, build, deadline)
             finally:
                 prepared.close_temp()
-                _unlink_quietly(temp)  # already renamed on success
+                inode_io.unlink_quietly(temp)  # already renamed on success
             return rows, retries + more
         except _Restart:
             retries += 1
@@ -321,7 +316,7 @@ def _commit_prepared(
             raise _Restart  # replaced or truncated: start over from a fresh read
         if now.st_size == len(data) and now.st_mtime_ns == seen.st_mtime_ns:
             return False
-        tail = _pread_all(fd, len(data))
+        tail = inode_io.pread_all(fd, len(data))
         state.seen = os.fstat(fd)
         complete = data.rfind(b"\n") + 1
         keep = len(out) - (len(data) - complete)
@@ -355,7 +350,7 @@ def _commit_prepared(
         if late:
             os.fsync(temp_fd)
     except BaseException:
-        _unlink_quietly(temp)
+        inode_io.unlink_quietly(temp)
         raise
     # Closed before the recovery: a nested recovery waits for a lease on this very inode (now
     # the file), which nobody may hold open for writing, us included.
@@ -386,8 +381,8 @@ def _recover_late_writes(
     The new file holds `state.out`: the rewrite of `state.data` up to its last complete line.
     """
     data, out, rows = state.data, state.out, state.rows
-    _wait_until_no_writer(fd)
-    final = _pread_all(fd)
+    inode_io.wait_until_no_writer(fd)
+    final = inode_io.pread_all(fd)
     complete = data.rfind(b"\n") + 1
     if final == data and complete == len(data):
         return rows, 0
@@ -410,9 +405,9 @@ def _recover_late_writes(
         # append the late lines, which start at a line boundary of what we renamed; a row the
         # agent appended to the new file meanwhile then sits before them.
         late = final[complete:] if final.startswith(data) else b""
-        if not late or not _append_at_line_end(path, late):
+        if not late or not inode_io.append_at_line_end(path, late):
             # The bytes only the old inode holds would go with it: keep them on disk first.
-            saved = _save_unplaced_bytes(path, late or final)
+            saved = inode_io.save_unplaced_bytes(path, late or final)
             raise RemapConflict(
                 f"{path.name} kept changing while rows the agent appended during the rewrite "
                 f"were being put back; those rows are saved in {saved} (append them to the "
@@ -428,113 +423,7 @@ def _recover_late_writes(
     return rows, 1 + more
 
 
-def _append_at_line_end(path: Path, content: bytes, wait: float = LEASE_WAIT_SECONDS) -> bool:
-    """Append `content` once the file ends with a whole line; False if it never does in `wait`.
-
-    The agent may be between the two halves of a split append: writing in between would join
-    our lines to its half.
-    """
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
-    try:
-        until = time.monotonic() + wait
-        while True:
-            size = os.fstat(fd).st_size
-            if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-                write_all(fd, content)
-                return True
-            if time.monotonic() > until:
-                return False
-            time.sleep(SETTLE_SECONDS / 5)
-    finally:
-        os.close(fd)
-
-
-RECOVERED_DIR = ".memviz-recovered"  # a dot folder: ingest and the plugin never read it
-
-
-def _save_unplaced_bytes(path: Path, content: bytes) -> str:
-    """Write `content` durably to `.memviz-recovered/<file>.<time>.rows` beside `path`.
-
-    The last resort of a recovery that cannot rewrite the file again: the old inode is about to
-    be dropped, and these bytes are in no other file. Returns the path relative to the folder.
-    """
-    folder = path.parent / RECOVERED_DIR
-    folder.mkdir(exist_ok=True)
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
-    target = folder / f"{path.name}.{stamp}.{time.time_ns() % 10**9:09d}.rows"
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-    try:
-        write_all(fd, content)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    fsync_folder(folder)
-    fsync_folder(path.parent)
-    log.error("%s: %d bytes only the old file held were saved in %s", path.name, len(content), target)
-    return f"{RECOVERED_DIR}/{target.name}"
-
-
 def _unchanged(chunk: bytes, _first_line: int = 1) -> tuple[bytes, int]:
     return chunk, 0
 
 
-def _close_quietly(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
-def _unlink_quietly(path: Path) -> None:
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
-
-
-def _wait_until_no_writer(fd: int) -> bool:
-    """Block until no process has `fd`'s inode open for writing; False if that cannot be known.
-
-    A read lease is granted only when nobody has the file open for writing. We release it at
-    once; the lease-break signal is redirected to SIGURG (ignored by default) so that a writer
-    opening the file in those microseconds cannot kill this process with SIGIO.
-    """
-    with contextlib.suppress(OSError):
-        fcntl.fcntl(fd, _F_SETSIG, signal.SIGURG)
-    deadline = time.monotonic() + LEASE_WAIT_SECONDS
-    pause = 0.0002
-    while True:
-        try:
-            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)
-        except OSError as error:
-            if error.errno == errno.EAGAIN and time.monotonic() < deadline:
-                time.sleep(pause)
-                pause = min(pause * 2, 0.01)
-                continue
-            if error.errno != errno.EAGAIN:
-                time.sleep(SETTLE_SECONDS)  # no leases here: give in-flight appends a moment
-            return False
-        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)
-        return True
-
-
-def _read_settled(fd: int) -> tuple[bytes, os.stat_result]:
-    """The file's bytes and a stat taken after reading them, preferring a read nobody disturbed."""
-    for _ in range(5):
-        before = os.fstat(fd)
-        data = _pread_all(fd)
-        after = os.fstat(fd)
-        if len(data) == after.st_size and (before.st_size, before.st_mtime_ns) == (
-            after.st_size,
-            after.st_mtime_ns,
-        ):
-            return data, after
-    # Still changing (a busy appender): the recovery step after the rename settles it.
-    return data, after
-
-
-def _pread_all(fd: int, offset: int = 0) -> bytes:
-    chunks: list[bytes] = []
-    size = os.fstat(fd).st_size
-    while True:
-        chunk = os.pread(fd, max(size - offset, 0) + 65536, offset)
-        if not chunk:
-            return b"".join(chunks)
-        chunks.append(chunk)
-        offset += len(chunk)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from sessions.memory import inode_io
 from sessions.memory.remap import RemapResult, offload_files, remap_rows, rows_with_nodes
 
 HERE = Path(__file__).resolve().parent
@@ -244,10 +245,9 @@ def _late_append_during_rename(
     """Make the agent's next append (`late`) land in the *old* inode while the rewrite renames
     it, and one more row land in the new file right after: the race the recovery step exists
     for. Returns, per recovery, whether it proved that no writer was left (the lease)."""
-    from sessions.memory import remap
 
     old = os.open(path, os.O_WRONLY | os.O_APPEND)  # the agent opened the file before our rename
-    real_wait = remap._wait_until_no_writer
+    real_wait = inode_io.wait_until_no_writer
     proved: list[bool] = []
 
     def wait(fd: int) -> bool:
@@ -261,7 +261,7 @@ def _late_append_during_rename(
         proved.append(real_wait(fd))
         return proved[-1]
 
-    monkeypatch.setattr(remap, "_wait_until_no_writer", wait)
+    monkeypatch.setattr(inode_io, "wait_until_no_writer", wait)
     return proved
 
 
@@ -358,7 +358,7 @@ def test_out_of_time_a_half_written_line_is_appended_whole(
         ("late", "M1"),
     ]
     assert [r.args[1] for r in caplog.records] == [2]  # type: ignore[index]
-    assert not (tmp_path / remap.RECOVERED_DIR).exists()
+    assert not (tmp_path / inode_io.RECOVERED_DIR).exists()
 
 
 def test_a_half_line_whose_writer_died_stays_at_the_end_byte_for_byte(tmp_path: Path) -> None:
@@ -378,7 +378,7 @@ def test_when_the_late_rows_cannot_be_put_back_they_are_saved_and_said(
     path = tmp_path / "offload-s.jsonl"
     path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)))
     old = os.open(path, os.O_WRONLY)
-    real_wait = remap._wait_until_no_writer
+    real_wait = inode_io.wait_until_no_writer
     rewritten = b'{"tool_call_id":"other","node_id":"M9"}\n'
 
     def wait(fd: int) -> bool:
@@ -389,18 +389,18 @@ def test_when_the_late_rows_cannot_be_put_back_they_are_saved_and_said(
             old = -1
         return real_wait(fd)
 
-    monkeypatch.setattr(remap, "_wait_until_no_writer", wait)
+    monkeypatch.setattr(inode_io, "wait_until_no_writer", wait)
     monkeypatch.setattr(remap, "BUDGET_SECONDS", 0.0)
     with pytest.raises(remap.RemapConflict, match=r"\.memviz-recovered/offload-s\.jsonl\.") as caught:
         remap_rows(tmp_path, node_map={"M1": "KEEP"})
-    saved = list((tmp_path / remap.RECOVERED_DIR).iterdir())
+    saved = list((tmp_path / inode_io.RECOVERED_DIR).iterdir())
     assert len(saved) == 1 and saved[0].name in str(caught.value)
     assert saved[0].read_bytes().startswith(rewritten)  # the other writer's bytes, kept
     assert _ids(path)[:3] == [("r0", "KEEP"), ("r1", "KEEP"), ("r2", "KEEP")]
 
 
 def test_the_saved_rows_folder_is_never_read_as_agent_data() -> None:
+    from sessions.memory.inode_io import RECOVERED_DIR
     from sessions.memory.layout import is_ignored_name
-    from sessions.memory.remap import RECOVERED_DIR
 
     assert is_ignored_name(RECOVERED_DIR)
