@@ -101,7 +101,10 @@ def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
     locator = RefLocator(agent)
     refs = {row.pk: locator.locate(row.result_ref) for row in rows}
     names = {r["name"] for r in refs.values() if r and r["name"]}
-    present = set(Ref.objects.filter(agent=agent, name__in=names).values_list("name", flat=True))
+    # No ordering: Ref's default one joins the agents table for nothing.
+    present = set(
+        Ref.objects.filter(agent=agent, name__in=names).order_by().values_list("name", flat=True)
+    )
     out = []
     for row in rows:
         ref = refs[row.pk]

@@ -8,6 +8,7 @@ PostgreSQL alike (CI runs this module on both).
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -173,3 +174,53 @@ def test_row_list_is_the_template_markup(
     if language == "zh-hans":  # the comparison ran through translated strings
         with translation.override(language):
             assert "打开" in str(rows_html(big, agent_slug="x", show_node=True))
+
+
+def test_fresh_wait_rows_same_as_parsing_every_stamp(tmp_path: Path) -> None:
+    """The session page's badge key reads only wait rows whose stamp can be recent; the set of
+    fresh ones must be what parsing every wait row's stamp gives."""
+    from datetime import UTC, datetime, timedelta
+
+    from sessions import debug_selectors
+    from sessions.diagnostics import WAIT_WINDOW
+    from sessions.instants import parse_instant
+
+    now = datetime.now(UTC)
+
+    def stamp(delta: timedelta, offset_hours: int, fmt: str = "%Y-%m-%dT%H:%M:%S.%f") -> str:
+        local = now + delta + timedelta(hours=offset_hours)
+        sign = "+" if offset_hours >= 0 else "-"
+        return local.strftime(fmt) + f"{sign}{abs(offset_hours):02d}:00"
+
+    stamps = [
+        stamp(timedelta(seconds=-30), 14),
+        stamp(timedelta(seconds=-30), -12),
+        stamp(timedelta(seconds=-60), 0).replace("+00:00", "Z"),
+        (now - timedelta(seconds=10)).strftime("%Y-%m-%dT%H:%M:%S"),  # no offset: UTC
+        " " + stamp(timedelta(seconds=-5), 8),  # leading space, still parsed
+        stamp(timedelta(seconds=-20), 8, "%Y%m%dT%H%M%S"),  # basic format
+        stamp(timedelta(seconds=-30), 8)[:-6] + "123456789+08:00",  # nanoseconds
+        stamp(-WAIT_WINDOW - timedelta(seconds=5), -12),  # just aged out
+        stamp(timedelta(days=-1), 14),
+        stamp(timedelta(days=-400), 0),
+        "not a time",
+        "",
+    ]
+    agent_dir = tmp_path / "root" / "waiting"
+    agent_dir.mkdir(parents=True)
+    (agent_dir / "offload-s1.jsonl").write_text(
+        "".join(
+            json.dumps({"tool_call_id": f"w{i}", "node_id": "wait", "timestamp": s}) + "\n"
+            for i, s in enumerate(stamps)
+        ),
+        "utf-8",
+    )
+    ingest_path(tmp_path / "root")
+    agent = Agent.objects.get(slug="waiting")
+    expected = {
+        pk
+        for pk, s in Row.objects.filter(agent=agent, node_id="wait").values_list("pk", "timestamp")
+        if (m := parse_instant(s)) is not None and m >= now - WAIT_WINDOW
+    }
+    assert len(expected) == 7
+    assert debug_selectors._fresh_waits(agent, now) == expected
