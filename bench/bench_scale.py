@@ -193,6 +193,8 @@ def worker(root: Path, requests: int, appends: int) -> dict:
     )
     out["requests_ms"] = latencies
     out["rows_indexed"] = Row.objects.count()
+    # The machine is shared: figures mean little without the load they were measured under.
+    out["load_avg"] = os.getloadavg()
     return out
 
 
@@ -420,7 +422,12 @@ def main() -> int:
             for db in dbs:
                 started = time.perf_counter()
                 results.setdefault(db, {})[rows] = run_one(db, rows, root, work, pg, args)
-                print(f"{db} {rows:,} rows: {time.perf_counter() - started:.0f} s", flush=True)
+                load = " ".join(f"{x:.1f}" for x in results[db][rows]["load_avg"])
+                print(
+                    f"{db} {rows:,} rows: {time.perf_counter() - started:.0f} s "
+                    f"(load average after: {load})",
+                    flush=True,
+                )
     finally:
         if pg is not None:
             pg.stop()

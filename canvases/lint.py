@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from django.db.models import Exists, OuterRef
+from django.db import connection
 
 from canvases.indexing import parsed
 from canvases.mermaid import agent_view
@@ -12,7 +13,7 @@ from canvases.models import Canvas, Revision
 from sessions import counters
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
-from sessions.models import Agent, Ref, Row
+from sessions.models import Agent, AgentSession, Ref, Row
 from sessions.selectors import RefLocator
 
 
@@ -26,6 +27,60 @@ def pruned_ids(canvas_qs: Any) -> set[str]:
     return ids
 
 
+MISSING_REF_ROWS = 2000
+
+# Per node id, that node's rows with a ref through the (agent, node_id, …) index; the LIMIT inside
+# the LATERAL keeps PostgreSQL from flattening it into a scan of the agent's rows (it estimates
+# thousands of rows for a list of node ids and picked a sequential scan: 60-130 ms at 100k rows).
+# The ref check is a LATERAL with LIMIT 1 for the same reason: one index probe per row instead
+# of hashing every ref name of the agent.
+_PG_ROWS = """
+SELECT c.node_id, c.tool_call_id, c.result_ref FROM (
+  SELECT r.* FROM unnest(%(ids)s::text[]) AS n(id) CROSS JOIN LATERAL (
+    SELECT r.node_id, r.tool_call_id, r.result_ref, s.session_id AS sname, r.line_no
+    FROM {row} r JOIN {session} s ON s.id = r.session_id
+    WHERE r.agent_id = %(agent)s AND r.node_id = n.id AND r.result_ref IS NOT NULL
+    ORDER BY s.session_id, r.line_no LIMIT %(cap)s
+  ) r ORDER BY r.sname, r.line_no LIMIT %(cap)s
+) c LEFT JOIN LATERAL (
+  SELECT 1 AS hit FROM {ref} f WHERE f.agent_id = %(agent)s AND f.name = c.result_ref LIMIT 1
+) f ON true
+WHERE f.hit IS NULL ORDER BY c.sname, c.line_no
+"""
+# SQLite plans the same query shape well as a plain join (nested loops over the indexes).
+_SQLITE_ROWS = """
+SELECT c.node_id, c.tool_call_id, c.result_ref FROM (
+  SELECT r.node_id, r.tool_call_id, r.result_ref, s.session_id AS sname, r.line_no
+  FROM json_each(%(ids)s) n JOIN {row} r ON r.agent_id = %(agent)s AND r.node_id = n.value
+  JOIN {session} s ON s.id = r.session_id
+  WHERE r.result_ref IS NOT NULL ORDER BY s.session_id, r.line_no LIMIT %(cap)s
+) c
+WHERE NOT EXISTS (SELECT 1 FROM {ref} f WHERE f.agent_id = %(agent)s AND f.name = c.result_ref)
+ORDER BY c.sname, c.line_no
+"""
+
+
+def rows_without_indexed_ref(agent: Agent, node_ids: list[str]) -> list[tuple[str, str, str]]:
+    """(node_id, tool_call_id, result_ref) of the first ``MISSING_REF_ROWS`` rows on these node
+    ids that have a ``result_ref`` (in session then line order), keeping those whose
+    ``result_ref`` is not literally the name of an indexed ref: few, usually none. The node ids
+    travel as one parameter (an array, a JSON list), never as a literal list."""
+    if not node_ids:
+        return []
+    postgres = connection.vendor == "postgresql"
+    sql = (_PG_ROWS if postgres else _SQLITE_ROWS).format(
+        row=Row._meta.db_table, session=AgentSession._meta.db_table, ref=Ref._meta.db_table
+    )
+    params = {
+        "ids": list(node_ids) if postgres else json.dumps(list(node_ids)),
+        "agent": agent.pk,
+        "cap": MISSING_REF_ROWS,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [tuple(item) for item in cursor.fetchall()]
+
+
 def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
     """Curation checks: empty nodes, rows on no canvas, unmapped rows, missing refs, budget.
 
@@ -35,26 +90,20 @@ def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
     doc = parsed(canvas.text)
     alias_to_node = {alias: nid for nid in doc.nodes for alias in node_aliases(nid)}
     counts: dict[str, int] = {}
-    for alias, rows in counters.node_row_counts(agent, alias_to_node).items():
+    row_counts = counters.node_row_counts(agent, alias_to_node)
+    for alias, rows in row_counts.items():
         counts[alias_to_node[alias]] = counts.get(alias_to_node[alias], 0) + rows
     pruned = pruned_ids(agent.canvases.all())
     unplaced = counters.unplaced_counts(agent)
-    # The first 2,000 rows with a ref, of which only those whose result_ref is not literally an
-    # indexed name are located on disk: few, usually none.
-    capped = (
-        Row.objects.filter(agent=agent, node_id__in=list(doc.nodes))
-        .exclude(result_ref__isnull=True)
-        .values("id")[:2000]
-    )
-    refs_of_rows = list(
-        Row.objects.filter(id__in=capped)
-        .exclude(Exists(Ref.objects.filter(agent=agent, name=OuterRef("result_ref"))))
-        .values_list("node_id", "tool_call_id", "result_ref")
-    )
+    # Only the canvas ids that carry rows (the kept counts say which) are looked up.
+    with_rows = [nid for nid in doc.nodes if nid in row_counts]
+    refs_of_rows = rows_without_indexed_ref(agent, with_rows)
     locator = RefLocator(agent)
     located = {ref: locator.locate(ref) for _n, _t, ref in refs_of_rows}
     names = {loc["name"] for loc in located.values() if loc and loc.get("name")}
-    present = set(Ref.objects.filter(agent=agent, name__in=names).values_list("name", flat=True))
+    present = set(
+        Ref.objects.filter(agent=agent, name__in=names).order_by().values_list("name", flat=True)
+    )
     size = len(canvas.text)
     return {
         "agent": agent.slug,

@@ -12,10 +12,11 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from django.db.models import Q
 from django.utils import timezone
 
 from canvases.mermaid import parse
@@ -137,7 +138,14 @@ def _build(agent: Agent, session: AgentSession) -> Replay:
 def _fresh_waits(agent: Agent, now: datetime) -> frozenset[int]:
     """Wait rows still inside the map-builder's window: when one ages out, the key changes."""
     fresh = set()
-    for pk, stamp in Row.objects.filter(agent=agent, node_id="wait").values_list("pk", "timestamp"):
+    # Only stamps that can be that recent reach Python (a year of an agent holds thousands of
+    # wait rows): an ISO stamp's local date is at most a day behind its UTC date, so older
+    # dates compare below the cut-off as strings; anything not starting with a digit is kept.
+    cutoff = (now - diag.WAIT_WINDOW - timedelta(days=2)).date().isoformat()
+    waits = Row.objects.filter(agent=agent, node_id="wait").filter(
+        Q(timestamp__gte=cutoff) | Q(timestamp__lt="0")
+    )
+    for pk, stamp in waits.order_by().values_list("pk", "timestamp"):
         moment = parse_instant(stamp)
         if moment is not None and moment >= now - diag.WAIT_WINDOW:
             fresh.add(pk)

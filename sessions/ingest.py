@@ -126,14 +126,21 @@ def ingest_path(
 
 
 def statistics_refresh(rows_added: int) -> None:
-    """PostgreSQL: refresh the statistics search plans are made from (sessions.search_postgres)
-    once an ingest added a tenth of the rows, instead of waiting for autovacuum to notice."""
+    """PostgreSQL: refresh the statistics plans are made from (sessions.search_postgres, and
+    every page's joins) once an ingest added a tenth of the rows, instead of waiting for
+    autovacuum to notice. Every table a large ingest fills is included: without statistics the
+    planner takes 100,000 refs or canvas nodes for a few dozen and scans them (the status
+    filter of search, the ref lookups of every row list: 10-100x slower until autovacuum ran)."""
     if connection.vendor != "postgresql":
         return
     total = Agent.objects.aggregate(n=Sum("rows_count"))["n"] or 0
     if rows_added * 10 >= total:
         with connection.cursor() as cursor:
-            cursor.execute("ANALYZE agent_sessions_row, agent_sessions_nodesearch")
+            cursor.execute(
+                "ANALYZE agent_sessions_row, agent_sessions_nodesearch, agent_sessions_ref, "
+                "agent_sessions_noderowcount, agent_sessions_agentsession, canvases_canvas, "
+                "canvases_canvasnode"
+            )
 
 
 @contextlib.contextmanager

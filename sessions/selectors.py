@@ -86,7 +86,9 @@ def unplaced_page(agent: Agent, after: str = "") -> dict[str, Any]:
     with suppress(ValueError):
         session_pk, line_no = (int(x) for x in after.split(".", 1))
     base = unplaced_rows(agent).select_related("session")
-    rows = list(base.filter(session_id=session_pk, line_no__gt=line_no)[: UNPLACED_PAGE + 1])
+    rows: list[Row] = []
+    if session_pk:  # the first page has no session to finish: one round trip less
+        rows = list(base.filter(session_id=session_pk, line_no__gt=line_no)[: UNPLACED_PAGE + 1])
     if len(rows) <= UNPLACED_PAGE:
         rows += base.filter(session_id__gt=session_pk)[: UNPLACED_PAGE + 1 - len(rows)]
     more = None
@@ -101,7 +103,10 @@ def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
     locator = RefLocator(agent)
     refs = {row.pk: locator.locate(row.result_ref) for row in rows}
     names = {r["name"] for r in refs.values() if r and r["name"]}
-    present = set(Ref.objects.filter(agent=agent, name__in=names).values_list("name", flat=True))
+    # No ordering: Ref's default one joins the agents table for nothing.
+    present = set(
+        Ref.objects.filter(agent=agent, name__in=names).order_by().values_list("name", flat=True)
+    )
     out = []
     for row in rows:
         ref = refs[row.pk]
@@ -287,7 +292,7 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
 def search_context(params: dict[str, str]) -> dict[str, Any]:
     """The search page: hits per kind, newest first, each with the cursor of its "more" link."""
     query = params.get("q", "").strip()
-    agent = Agent.objects.filter(slug=params.get("agent", "")).first()
+    agent = Agent.objects.filter(slug=params["agent"]).first() if params.get("agent") else None
     session = None
     if agent is not None and params.get("session"):
         session = AgentSession.objects.filter(agent=agent, session_id=params["session"]).first()

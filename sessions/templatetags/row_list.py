@@ -1,0 +1,17 @@
+"""`{% row_list rows agent_slug show_node %}`: the row list, built by ``sessions.rows_html``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils.safestring import SafeString
+
+from sessions.rows_html import rows_html
+
+register = template.Library()
+
+
+@register.simple_tag
+def row_list(rows: list[dict[str, Any]], agent_slug: str, show_node: bool) -> SafeString:
+    return rows_html(rows, agent_slug=agent_slug, show_node=bool(show_node))
