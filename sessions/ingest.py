@@ -193,6 +193,7 @@ def ingest_agent(
         delta.active_canvas = agent.active_mmd_file
     entries, registry_error = read_registry(folder.registry_path, folder.path)
     agent.registry_error = registry_error or ""
+    agent.refused_links = list(folder.refused)
     tick(f"{agent.slug}: state")
 
     # Canvases first: the rows inserted below are flagged "placed" against their nodes.

@@ -22,6 +22,9 @@ class Agent(models.Model):
     state_error = NulSafeTextField(blank=True, default="")
     registry_error = NulSafeTextField(blank=True, default="")
     state_data = NulSafeJSONField(default=dict)
+    # The links the last ingest left out of the folder ("mmds/x.mmd: symbolic link …"), for
+    # its page: listing the folder on every view cost ~20 ms at 250k refs.
+    refused_links = NulSafeJSONField(default=list)
     # Figures for the agents list, refreshed at the end of every ingest of the agent.
     sessions_count = models.IntegerField(default=0)
     canvases_count = models.IntegerField(default=0)

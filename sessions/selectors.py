@@ -14,7 +14,6 @@ from django.shortcuts import get_object_or_404
 
 from canvases.models import Canvas, CanvasNode
 from sessions import counters, search
-from sessions.memory.layout import folder_refusals
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.models import Agent, AgentSession, Ref, Row
@@ -229,7 +228,7 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
         "agent": agent_summary(agent, unplaced),
         "state": {"data": agent.state_data, "error": agent.state_error or None},
         "registry_error": agent.registry_error or None,
-        "refused_links": folder_refusals(Path(agent.path)),
+        "refused_links": agent.refused_links,
         "canvases": canvases,
         "canvases_more": canvases_more,
         "sessions": sessions,

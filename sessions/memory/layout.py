@@ -22,7 +22,6 @@ __all__ = [
     "SessionFile",
     "Variant",
     "discover_agents",
-    "folder_refusals",
     "is_agent_folder",
     "is_ignored_name",
     "is_offload_file_name",
@@ -382,7 +381,3 @@ def _child_agents(root: Path) -> list[AgentFolder]:
     return agents
 
 
-def folder_refusals(agent_dir: Path) -> list[str]:
-    """The links memviz leaves out of the agent folder at ``agent_dir`` (read now, for its page)."""
-    agent = _agent_at(Path(agent_dir))
-    return agent.refused if agent is not None else []

@@ -247,3 +247,20 @@ def test_the_watcher_ignores_links_planted_while_it_runs(
             body = error.read().decode()
         assert SECRET not in body, path
     assert server.proc.poll() is None
+
+
+@pytest.mark.django_db
+def test_refused_links_are_the_last_ingest_s_and_follow_the_folder(
+    tmp_path: Path, fixtures_root: Path
+) -> None:
+    """The agent page names the links the last ingest left out (stored then: a page view never
+    lists the folder), and the next ingest after a link is removed stops naming it."""
+    root = linked_root(tmp_path, fixtures_root)
+    ingest_path(root)
+    link = root / "inside" / "mmds" / "003-copy.mmd"
+    link.unlink()
+    client = Client()
+    assert "not read: mmds/003-copy.mmd" in client.get("/a/inside/").content.decode()
+    ingest_path(root)
+    assert "not read:" not in client.get("/a/inside/").content.decode()
+    assert Agent.objects.get(slug="inside").refused_links == []
