@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from contextlib import suppress
 from pathlib import Path, PurePosixPath
@@ -141,13 +142,18 @@ class RefLocator:
 
     def __init__(self, agent: Agent) -> None:
         self.root = Path(agent.path).resolve()
-        self._dirs: dict[PurePosixPath, Path] = {}
+        self._dirs: dict[PurePosixPath, tuple[str, str] | None] = {}
 
-    def _folder(self, relative: PurePosixPath) -> Path:
-        folder = self._dirs.get(relative)
-        if folder is None:
-            folder = self._dirs[relative] = (self.root / relative).resolve()
-        return folder
+    def _folder(self, relative: PurePosixPath) -> tuple[str, str] | None:
+        """The folder's resolved path and its name inside the agent folder, or None when a link
+        takes it outside (resolved and confined once per page)."""
+        if relative not in self._dirs:
+            folder = (self.root / relative).resolve()
+            inside = folder == self.root or folder.is_relative_to(self.root)
+            name = folder.relative_to(self.root).as_posix() if inside else ""
+            prefix = "" if name == "." else name + "/"
+            self._dirs[relative] = (str(folder), prefix) if inside else None
+        return self._dirs[relative]
 
     def locate(self, result_ref: str | None) -> dict | None:
         if not result_ref:
@@ -160,12 +166,19 @@ class RefLocator:
                 relative = ref_relative(result_ref)
                 pure = check_relative(relative)
                 folder, name = pure.parent, pure.name
-            path = self._folder(folder) / name
-            if path.is_symlink():
-                path = path.resolve()
-            if path != self.root and not path.is_relative_to(self.root):
-                raise UnsafePath(f"path leaves the folder through a link: {relative!r}")
-            name = path.relative_to(self.root).as_posix()
+            found = self._folder(folder)
+            outside = UnsafePath(f"path leaves the folder through a link: {relative!r}")
+            if found is None:
+                raise outside
+            real_folder, prefix = found
+            full = os.path.join(real_folder, name)
+            if os.path.islink(full):  # the rare case: confine what the link names
+                path = Path(full).resolve()
+                if not path.is_relative_to(self.root):
+                    raise outside
+                name = path.relative_to(self.root).as_posix()
+            else:
+                name = prefix + name
         except (UnsafePath, ValueError) as exc:
             return {"name": None, "url_name": None, "exists": False, "error": f"refused: {exc}"}
         return {"name": name, "url_name": ref_url_name(name), "exists": False, "error": None}
