@@ -8,10 +8,12 @@ template engine does, and URLs are the ``reverse`` of the same routes.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import quote
 
+from django.conf import settings
 from django.urls import reverse
 from django.utils.formats import localize
 from django.utils.html import conditional_escape
@@ -30,6 +32,11 @@ def _url_maker(route: str, agent_slug: str) -> Callable[[str], str]:
 
 
 def _text(value: Any) -> str:
+    kind = type(value)
+    if kind is str:  # most values: localize() leaves text alone, escape() is html.escape
+        return html.escape(value)
+    if kind is int and not settings.USE_THOUSAND_SEPARATOR:  # ids, line numbers
+        return str(value)
     return conditional_escape(localize(value))
 
 
