@@ -23,12 +23,12 @@
   // Only the nodes whose state changes are touched: on 1000 nodes a pass over every node and
   // list item took ~45 ms of each click.
   let shownSelection = [];
-  function showSelection() {
+  function showSelection({ marks = true } = {}) {
     if (scene) {
       if (!scene.ids) scene.ids = new Set(scene.nodes.map((n) => n.id));
       selection = selection.filter((id) => scene.ids.has(id));
     }
-    for (const id of new Set([...shownSelection, ...selection])) {
+    for (const id of marks ? new Set([...shownSelection, ...selection]) : []) {
       const on = selection.includes(id);
       const key = CSS.escape(id);
       document.querySelectorAll(`#diagram g.node[data-memviz-id="${key}"]`).forEach((g) => g.classList.toggle("selected", on));
@@ -39,7 +39,7 @@
         if (box) box.checked = on;
       }
     }
-    shownSelection = [...selection];
+    if (marks) shownSelection = [...selection];
     const list = document.getElementById("selection-list");
     if (list) list.textContent = selection.length ? selection.join(", ") : t("none");
     document.body.dataset.selection = selection.join(",");
@@ -235,10 +235,11 @@
     if (focus) { reveal(id, { open: true }); return; }
     const url = diagram.dataset.nodeUrl.replace("__NODE__", encodeURIComponent(id));
     selection = [id];
-    // The request goes first; the selection and the URL are shown with the panel, in the same
-    // frame: painting the selection on a 1000-node drawing took a frame (25-35 ms) that the
-    // panel's answer then waited behind.
+    // The request goes first; the selection's marks and the URL are shown with the panel, in the
+    // same frame: marking a node on a 1000-node drawing cost a frame (25-35 ms) that the panel's
+    // answer then waited behind. The toolbar's "Selected:" text is cheap and shows at once.
     const shown = htmx.ajax("GET", url, { source: diagram, target: "#node-panel", swap: "innerHTML" });
+    showSelection({ marks: false });
     const show = () => { if (selection.length === 1 && selection[0] === id) { showSelection(); writeUrl(); } };
     Promise.race([shown, new Promise((r) => setTimeout(r, SELECTION_WAIT_MS))]).then(show, show);
   }
