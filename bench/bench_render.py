@@ -1,6 +1,7 @@
 """The canvas in a real browser (Debian's chromium) against bare mermaid.js on the same text.
 
-Usage: python bench/bench_render.py [--quick] [--runs N]
+Usage: python bench/bench_render.py [--quick] [--runs N] [--sizes 300,1000] [--shapes flat]
+                                   [--only click,edit,zoom] [--no-floor]
 
 For generated canvases (``samples.sample_canvas``: six-ish subgraphs of 50 nodes, labels with
 status/summary/timestamp; "flat" is the same text without its subgraph lines) of 40 / 300 / 1000
@@ -282,16 +283,22 @@ def ratio(a: float, b: float) -> str:
     return "—" if a != a or b != b or not b else f"{a / b:.2f}x"
 
 
-def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool, quick: bool) -> dict:  # type: ignore[no-untyped-def]
+ALL_PARTS = ("first", "click", "edit", "zoom")
+
+
+def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool, quick: bool, parts: tuple[str, ...] = ALL_PARTS) -> dict:  # type: ignore[no-untyped-def]
     from canvases.mermaid import render_body
 
     body = render_body(text)
     zoom_steps = 20 if quick else 60
     base = f"{server.url}/a/bench/c/{name}/"
-    row: dict = {"name": name}
-    row["default"], row["drawn_default"] = min(memviz_first(browser, base) for _ in range(runs))
-    row["expanded"], row["drawn_expanded"] = min(memviz_first(browser, base + "?collapsed=") for _ in range(runs))
-    row["bare"] = row["bare_edit"] = row["bare_frame"] = float("nan")
+    nan = float("nan")
+    row: dict = {"name": name, "default": nan, "drawn_default": 0, "expanded": nan, "drawn_expanded": 0}
+    if "first" in parts:
+        row["default"], row["drawn_default"] = min(memviz_first(browser, base) for _ in range(runs))
+        row["expanded"], row["drawn_expanded"] = min(memviz_first(browser, base + "?collapsed=") for _ in range(runs))
+    row["bare"] = row["bare_edit"] = row["bare_frame"] = nan
+    row["click"] = row["edit"] = row["frame"] = row["frame_p95"] = nan
     if bare:
         times, page, context = [], None, None
         for _ in range(runs):
@@ -305,14 +312,20 @@ def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool
         frames = page.evaluate(ZOOM, ["bare", zoom_steps])
         row["bare_frame"] = statistics.mean(frames)
         context.close()
+    if not {"click", "edit", "zoom"} & set(parts):
+        return row
     context = browser.new_context(viewport=VIEWPORT)
     page = log_in(context, server, f"/a/bench/c/{name}/?collapsed=")
-    clicks = click_panel(page)
-    row["click"] = median(clicks)
-    row["edit"] = median(edit_rerender(page, 2 if quick else 5))
-    page.evaluate("memvizCanvas.setCollapsed([])")
-    frames = page.evaluate(ZOOM, ["memviz", zoom_steps])
-    row["frame"], row["frame_p95"] = statistics.mean(frames), p95(frames)
+    if "click" in parts:
+        row["clicks"] = click_panel(page)
+        row["click"] = median(row["clicks"])
+    if "edit" in parts:
+        row["edits"] = edit_rerender(page, 2 if quick else 5)
+        row["edit"] = median(row["edits"])
+    if "zoom" in parts:
+        page.evaluate("memvizCanvas.setCollapsed([])")
+        frames = page.evaluate(ZOOM, ["memviz", zoom_steps])
+        row["frame"], row["frame_p95"] = statistics.mean(frames), p95(frames)
     context.close()
     return row
 
@@ -321,11 +334,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="40 and 300 nodes, one run (CI)")
     parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--sizes", help="comma-separated node counts (default 40,300,1000)")
+    parser.add_argument("--shapes", default="nested,flat", help="nested, flat or both")
+    parser.add_argument("--only", default=",".join(ALL_PARTS), help="of " + ",".join(ALL_PARTS))
+    parser.add_argument("--no-floor", action="store_true", help="skip bare mermaid (minutes on 1000 nodes)")
     args = parser.parse_args(argv)
+    parts = tuple(p for p in args.only.split(",") if p in ALL_PARTS)
     if not (REPO / "staticfiles" / "staticfiles.json").is_file():
         print("no staticfiles/staticfiles.json: run `make setup` (collectstatic) first", file=sys.stderr)
         return 1
-    sizes = [40, 300] if args.quick else [40, 300, 1000]
+    sizes = [int(n) for n in args.sizes.split(",")] if args.sizes else [40, 300] if args.quick else [40, 300, 1000]
     load_before = os.getloadavg()[0]
     runs = args.runs or (1 if args.quick else 3)
     from playwright.sync_api import sync_playwright
@@ -333,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     texts = canvases(sizes)
     if args.quick:  # CI keeps it working: one small nested canvas with its floor, one crowded flat one
         texts = {k: v for k, v in texts.items() if k in ("040-nested.mmd", "301-flat.mmd")}
+    shapes = set(args.shapes.split(","))
+    texts = {k: v for k, v in texts.items() if ("flat" if "flat" in k else "nested") in shapes}
     work = Path(tempfile.mkdtemp(prefix="memviz-render-"))
     server = Server(work, texts)
     rows = []
@@ -343,8 +363,8 @@ def main(argv: list[str] | None = None) -> int:
             for name, text in texts.items():
                 n = size_of(name)
                 # quick: the floors of the nested canvases only (bare mermaid is most of the time)
-                bare = not args.quick or "nested" in name
-                rows.append(measure(browser, server, name, text, runs, bare, args.quick))
+                bare = not args.no_floor and (not args.quick or "nested" in name)
+                rows.append(measure(browser, server, name, text, runs, bare, args.quick, parts))
                 print(f"  {n:>4} {'flat' if 'flat' in name else 'nested':<6} measured in {time.perf_counter() - started:.0f} s: {rows[-1]}", file=sys.stderr)
             browser.close()
     finally:

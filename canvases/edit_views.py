@@ -8,12 +8,15 @@ from typing import Any
 from django.http import HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django_htmx.http import reswap, trigger_client_event
 
 from canvases import history, lint, selectors, services
 from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
+from canvases.indexing import parsed
 from canvases.models import Canvas
-from canvases.views import node_list_items
+from canvases.views import node_list_html, node_list_items
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.selectors import agent_get
@@ -78,6 +81,65 @@ def _editor(request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome) -> HttpR
     return render(request, "canvases/_editor.html", context)
 
 
+# Ops whose answer is the whole editor: they change what the page around the drawing offers
+# (the repair form, the goal form's values, the broken-canvas report), not only the drawing.
+WHOLE_EDITOR_OPS = frozenset({"repair", "agent_meta", "set_meta"})
+
+
+def _node_items_answer(data: dict[str, Any], before_text: str) -> SafeString:
+    """The node list's part of an edit's answer: when every node kept its place (annotate,
+    status, title, edges) only the <li>s that changed, each swapped by its id; else the list."""
+    after = node_list_html(data, editable=True)
+    before_doc = parsed(before_text)
+    if list(before_doc.nodes) != list(after):
+        whole = "\n".join(after.values())
+        return mark_safe(f'<ol id="node-items" hx-swap-oob="innerHTML">{whole}</ol>')  # noqa: S308
+    rows = {n["id"]: n["rows"] for n in data["nodes"]}
+    before_nodes = [
+        {
+            "id": n.id,
+            "title": n.fields.title,
+            "status": n.fields.status,
+            "extra": n.fields.extra,
+            "rows": rows[n.id],
+        }
+        for n in before_doc.nodes.values()
+    ]
+    before = node_list_html({**data, "nodes": before_nodes}, editable=True)
+    changed = [
+        li.replace("<li ", '<li hx-swap-oob="true" ', 1)
+        for nid, li in after.items()
+        if before[nid] != li
+    ]
+    return mark_safe("\n".join(changed))  # noqa: S308 - node_list_html escapes every value
+
+
+def _changed_regions(
+    request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome, before_text: str
+) -> HttpResponse:
+    """An edit's htmx answer: the regions an edit changes, swapped out of band (no main swap).
+
+    The whole editor partial was most of an edit's re-render on a big canvas (~390 kB for 300
+    nodes, and htmx rebuilding every form, tool and list of it); this carries the new scene,
+    the node list, the head, flash, undo/redo, live box and text, and the new base hash in an
+    event canvas.js reads before anything is swapped.
+    """
+    canvas = selectors.canvas_get(canvas.agent, canvas.filename)
+    data = selectors.canvas_detail(canvas.agent, canvas, request.POST.get("collapsed"))
+    if data["has_errors"] or data["escaped_oneliner"]:
+        return _editor(request, canvas, outcome)
+    data["editor"] = selectors.editor_state(canvas.agent, canvas)
+    context = {
+        **data,
+        "flash": [outcome.message, *outcome.warnings],
+        "flash_error": not outcome.ok,
+        "node_items": _node_items_answer(data, before_text),
+    }
+    response = render(request, "canvases/_edit_answer.html", context)
+    trigger_client_event(response, "memviz:canvas-edited", {"hash": canvas.content_hash})
+    return reswap(response, "none")
+
+
 def _forbidden() -> Outcome:
     return Outcome.refused(LOGIN_TO_EDIT, 403)
 
@@ -113,8 +175,16 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     if result.rows_changed:
         summary += f"; {result.rows_changed} row(s) updated in the offload files"
     outcome = Outcome(ok=True, message=summary, warnings=result.warnings, body=result.as_json())
+    if op in WHOLE_EDITOR_OPS:
+        return respond(
+            request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
+        )
+    before = result.revision.before_text
     return respond(
-        request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
+        request,
+        outcome,
+        redirect_to=back,
+        htmx=lambda o: _changed_regions(request, canvas_obj, o, before),
     )
 
 
@@ -160,7 +230,9 @@ def revision_restore(
     canvas_obj = selectors.canvas_get(obj, canvas)
     if not request.user.is_authenticated:
         return respond(
-            request, _forbidden(), redirect_to=reverse("canvas-revision", args=[agent, canvas, number])
+            request,
+            _forbidden(),
+            redirect_to=reverse("canvas-revision", args=[agent, canvas, number]),
         )
     try:
         result = services.canvas_restore(

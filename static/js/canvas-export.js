@@ -75,7 +75,8 @@
     content.removeAttribute("transform");
     content.removeAttribute("style");
     svg.removeAttribute("style");
-    svg.classList.remove("lod-far");
+    svg.classList.remove("lod-far", "moving");
+    svg.querySelectorAll(".mc-view-state").forEach((el) => el.remove());
     svg.querySelectorAll(".selected, .hit, .has-hit").forEach((el) => el.classList.remove("selected", "hit", "has-hit"));
     svg.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
     const r = whole ? { x: -PAD, y: -PAD, w: model.width + 2 * PAD, h: model.height + 2 * PAD } : view.visibleRect();

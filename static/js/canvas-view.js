@@ -1,4 +1,5 @@
-// The map around a drawn canvas: pan and zoom (svg-pan-zoom), level of detail (far away only
+// The map around a drawn canvas: pan and zoom (svg-pan-zoom moves a composited layer while the
+// view moves, see settle()), level of detail (far away only
 // boxes are painted, labels from a readable size on), the minimap, and moving the view to nodes.
 // memvizView.attach(svgElement, model, minimapHost) -> view
 (function () {
@@ -14,25 +15,62 @@
     const listeners = [];
     let frame = 0;
     const host = svg.parentElement;
+    // svg-pan-zoom keeps the view (wheel, drag, zoom limits) on an empty group; paint() puts it
+    // on the drawing, as a CSS transform of the whole <svg> while the view moves.
+    const content = svg.querySelector(".mc-content");
+    const state = svg.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "g"));
+    state.setAttribute("class", "mc-view-state");
+    // The <svg> box never moves for svg-pan-zoom's pointer maths, whatever CSS transform it has.
+    svg.getScreenCTM = () => { const r = host.getBoundingClientRect(); return svg.createSVGMatrix().translate(r.left, r.top); };
     const pz = svgPanZoom(svg, {
-      viewportSelector: ".mc-content", zoomEnabled: true, controlIconsEnabled: false, fit: false, center: false,
+      viewportSelector: ".mc-view-state", zoomEnabled: true, controlIconsEnabled: false, fit: false, center: false,
       minZoom: 0.01, maxZoom: 8, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
-      onZoom: changed, onPan: changed,
+      onZoom: changed, onPan: changed, onUpdatedCTM: paint,
     });
+    let painted = null; // the view the SVG content was last painted at
+    function paint() {
+      const k = pz.getSizes().realZoom, p = pz.getPan();
+      if (idle && painted) {
+        // moving: the picture painted at `painted`, scaled and shifted to the view as it is now
+        const s = k / painted.k;
+        svg.style.transform = `matrix(${s},0,0,${s},${p.x - painted.x * s},${p.y - painted.y * s})`;
+        return;
+      }
+      content.setAttribute("transform", `matrix(${k},0,0,${k},${p.x},${p.y})`);
+      svg.style.transform = "";
+      painted = { k, x: p.x, y: p.y };
+    }
     let destroyed = false;
-    // While the view moves, edges lose their dashes and arrowheads and shapes their
-    // anti-aliasing: on 1000 nodes dashed, marked edges were most of a frame (measured 2-4x).
+    // While the view moves the drawing is one composited layer ("moving" puts will-change on the
+    // <svg>, paint() a CSS transform): each frame only moves that layer's picture instead of
+    // repainting every node, edge and label (on 1000 nodes 25-50 ms of every frame). Edges lose their dashes and
+    // arrowheads meanwhile, so the tiles that come into view raster fast. No label is added
+    // and no level of detail changes while moving (either would repaint the layer); when the
+    // view rests, the layer goes and the SVG is painted crisp at its new scale.
     let idle = 0;
+    function settle() {
+      idle = 0;
+      if (destroyed) return;
+      svg.classList.remove("moving");
+      paint();
+      lod(); labels();
+    }
     function moving() {
       svg.classList.add("moving");
       clearTimeout(idle);
-      idle = setTimeout(() => svg.classList.remove("moving"), MOTION_IDLE_MS);
+      idle = setTimeout(settle, MOTION_IDLE_MS);
     }
     let quiet = false; // a view set by the page (default view, focus), not a user's gesture
     function changed() {
       if (!destroyed && !quiet) moving();
       if (frame || destroyed) return;
-      frame = requestAnimationFrame(() => { frame = 0; if (destroyed) return; lod(); labels(); drawViewBox(); listeners.forEach((f) => f()); });
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        if (destroyed) return;
+        if (!idle) { lod(); labels(); }
+        drawViewBox();
+        listeners.forEach((f) => f());
+      });
     }
     // Labels are put in only for nodes on (or near) the screen: a 1000-node drawing with every
     // label in the DOM spent most of its first paint laying out text nobody could see.
@@ -69,7 +107,8 @@
       pz.zoom(k);
       pz.pan({ x: v.w / 2 - cx * k, y: v.h / 2 - cy * k });
       quiet = false;
-      lod(); labels(); drawViewBox();
+      if (!idle) { lod(); labels(); }
+      drawViewBox();
     }
     // Fit a box with labels at least READABLE_PX tall; if it cannot fit, centre `centre` instead.
     function showBox(box, centre) {
@@ -95,7 +134,7 @@
     function svgResize() { try { pz.resize(); } catch (e) { /* detached */ } }
 
     // ---- minimap --------------------------------------------------------------------------
-    let mini = null, miniView = null;
+    let mini = null, miniView = null, miniBox = null;
     function buildMinimap() {
       if (!minimapHost) return;
       const W = model.width || 1, H = model.height || 1;
@@ -109,10 +148,12 @@
         if (box) parts.push(`<rect class="mm-node mvz_${leaf.key}" x="${box.x - box.w / 2}" y="${box.y - box.h / 2}" width="${box.w}" height="${box.h}"/>`);
       }
       const stroke = Math.max(W, H) / 100;
-      minimapHost.innerHTML = `<svg viewBox="${-stroke} ${-stroke} ${W + 2 * stroke} ${H + 2 * stroke}" preserveAspectRatio="xMidYMid meet" aria-hidden="true">${parts.join("")}<rect class="mm-view"/></svg>`;
+      // The view's rectangle is a box the compositor moves (a CSS transform): changing anything
+      // painted would repaint the page's display list on every frame of a pan or zoom.
+      minimapHost.innerHTML = `<svg viewBox="${-stroke} ${-stroke} ${W + 2 * stroke} ${H + 2 * stroke}" preserveAspectRatio="xMidYMid meet" aria-hidden="true">${parts.join("")}</svg><div class="mm-view"></div>`;
       mini = minimapHost.querySelector("svg");
       miniView = minimapHost.querySelector(".mm-view");
-      miniView.style.strokeWidth = stroke;
+      miniBox = { x: -stroke, y: -stroke, w: W + 2 * stroke, h: H + 2 * stroke };
       minimapHost.hidden = false;
       let dragging = false;
       const jump = (ev) => {
@@ -131,11 +172,18 @@
       if (!miniView) return;
       const r = visibleRect();
       // only worth its corner while part of the drawing is off screen
-      minimapHost.hidden = r.x <= 0 && r.y <= 0 && r.x + r.w >= model.width && r.y + r.h >= model.height;
-      miniView.setAttribute("x", r.x); miniView.setAttribute("y", r.y);
-      miniView.setAttribute("width", Math.max(r.w, 0)); miniView.setAttribute("height", Math.max(r.h, 0));
+      const whole = r.x <= 0 && r.y <= 0 && r.x + r.w >= model.width && r.y + r.h >= model.height;
+      if (minimapHost.hidden !== whole) minimapHost.hidden = whole;
+      // the map's viewBox, fitted ("meet") into the minimap's box
+      const mw = minimapHost.clientWidth, mh = minimapHost.clientHeight;
+      const m = Math.min(mw / miniBox.w, mh / miniBox.h);
+      const ox = (mw - miniBox.w * m) / 2, oy = (mh - miniBox.h * m) / 2;
+      const w = Math.max(r.w * m, 4), h = Math.max(r.h * m, 4); // never too small to see
+      const x = ox + (r.x - miniBox.x) * m + (r.w * m - w) / 2, y = oy + (r.y - miniBox.y) * m + (r.h * m - h) / 2;
+      miniView.style.transform = `translate(${x}px,${y}px) scale(${w / 100},${h / 100})`;
     }
     buildMinimap();
+    paint();
     lod();
 
     return {
@@ -147,7 +195,7 @@
       // what a wheel or drag step does (the benchmark's zoom goes through here)
       gestureTo: (k, cx, cy) => setView(k, cx, cy, true),
       labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); memvizDraw.applyCss(g); labelled.add(id); } },
-      destroy: () => { destroyed = true; cancelAnimationFrame(frame); try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
+      destroy: () => { destroyed = true; cancelAnimationFrame(frame); clearTimeout(idle); try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
       READABLE_PX,
     };
   }

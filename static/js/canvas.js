@@ -23,12 +23,12 @@
   // Only the nodes whose state changes are touched: on 1000 nodes a pass over every node and
   // list item took ~45 ms of each click.
   let shownSelection = [];
-  function showSelection() {
+  function showSelection({ marks = true } = {}) {
     if (scene) {
       if (!scene.ids) scene.ids = new Set(scene.nodes.map((n) => n.id));
       selection = selection.filter((id) => scene.ids.has(id));
     }
-    for (const id of new Set([...shownSelection, ...selection])) {
+    for (const id of marks ? new Set([...shownSelection, ...selection]) : []) {
       const on = selection.includes(id);
       const key = CSS.escape(id);
       document.querySelectorAll(`#diagram g.node[data-memviz-id="${key}"]`).forEach((g) => g.classList.toggle("selected", on));
@@ -39,7 +39,7 @@
         if (box) box.checked = on;
       }
     }
-    shownSelection = [...selection];
+    if (marks) shownSelection = [...selection];
     const list = document.getElementById("selection-list");
     if (list) list.textContent = selection.length ? selection.join(", ") : t("none");
     document.body.dataset.selection = selection.join(",");
@@ -103,6 +103,8 @@
     const chars = new Set();
     for (const n of sc.nodes) for (const l of n.lines) for (const ch of l) chars.add(ch);
     for (const g of sc.groups) for (const ch of g.title || "") chars.add(ch);
+    // a redraw (an edit) mostly has its glyphs already: no wait then (load() took 15-100 ms)
+    if (document.fonts.check(memvizDraw.FONT, [...chars].join(""))) return;
     // Never wait long: a first visit that must download font slices draws with the fallback
     // metrics and draws again once they arrive (then they are cached for a year).
     const loading = document.fonts.load(memvizDraw.FONT, [...chars].join("")).catch(() => null);
@@ -232,11 +234,16 @@
     if (!diagram) return;
     if (focus) { reveal(id, { open: true }); return; }
     const url = diagram.dataset.nodeUrl.replace("__NODE__", encodeURIComponent(id));
-    htmx.ajax("GET", url, { source: diagram, target: "#node-panel", swap: "innerHTML" });
     selection = [id];
-    showSelection();
-    writeUrl();
+    // The request goes first; the selection's marks and the URL are shown with the panel, in the
+    // same frame: marking a node on a 1000-node drawing cost a frame (25-35 ms) that the panel's
+    // answer then waited behind. The toolbar's "Selected:" text is cheap and shows at once.
+    const shown = htmx.ajax("GET", url, { source: diagram, target: "#node-panel", swap: "innerHTML" });
+    showSelection({ marks: false });
+    const show = () => { if (selection.length === 1 && selection[0] === id) { showSelection(); writeUrl(); } };
+    Promise.race([shown, new Promise((r) => setTimeout(r, SELECTION_WAIT_MS))]).then(show, show);
   }
+  const SELECTION_WAIT_MS = 150; // a slow answer does not hold the selection back longer
 
   function bindDiagram() {
     // one delegated listener for every drawing (the SVG is replaced on each render)
@@ -392,11 +399,41 @@
 
   // Draw as soon as a new diagram is in (afterSwap), not after htmx settles: an edit's answer
   // shows ~one settle earlier. onLoad stays for content htmx loads in other ways.
+  let drawnScene = null; // the <script id="canvas-scene"> drawn last
   function renderIfNew() {
     const diagram = diagramEl();
-    if (diagram && !diagram.dataset.drawn) { diagram.dataset.drawn = "1"; render(); }
+    if (!diagram) return;
+    const sceneEl = document.getElementById("canvas-scene");
+    if (!diagram.dataset.drawn) {
+      diagram.dataset.drawn = "1";
+      drawnScene = sceneEl;
+      render();
+    } else if (sceneEl && sceneEl !== drawnScene) {
+      // an edit's answer swaps the scene alone (edit_views._changed_regions): same view, new drawing
+      drawnScene = sceneEl;
+      if (view && !savedView) savedView = view.state();
+      render().then(refreshOpenPanel);
+    }
   }
+  // the open node's panel shows what the edit changed (its note, status, title, rows)
+  function refreshOpenPanel() {
+    const open = document.querySelector("#node-panel .node-detail");
+    const diagram = diagramEl();
+    if (!open || !diagram || !scene || !scene.nodes.some((n) => n.id === open.dataset.node)) return;
+    const url = diagram.dataset.nodeUrl.replace("__NODE__", encodeURIComponent(open.dataset.node));
+    htmx.ajax("GET", url, { source: document.getElementById("node-panel"), target: "#node-panel", swap: "innerHTML" });
+  }
+  document.addEventListener("memviz:canvas-edited", (ev) => {
+    // the base of the next edit: set before any region is swapped
+    const ed = editor();
+    if (!ed || !ev.detail || !ev.detail.hash) return;
+    ed.dataset.hash = ev.detail.hash;
+    // the forms stay (only changed regions are swapped): empty and close them as a redraw did
+    ed.querySelectorAll(".op-form").forEach((f) => f.reset());
+    closeForms();
+  });
   document.addEventListener("htmx:afterSwap", renderIfNew);
+  document.addEventListener("htmx:oobAfterSwap", renderIfNew);
   htmx.onLoad((elt) => {
     if (elt.id === "diagram" || elt.id === "editor") renderIfNew();
     if (elt.id === "editor") { const live = document.getElementById("live"); if (live) live.dataset.hash = elt.dataset.hash; }

@@ -127,19 +127,25 @@
     const editor = document.getElementById("editor");
     return editor ? editor.dataset.hash : "";
   }
+  let latestCanvasMsg = null;
   function canvasUpdated(msg) {
     body.dataset.liveCanvasRevision = String(msg.revision || "");
     if (msg.hash && msg.hash === shownHash()) return; // this page made (or already shows) it
-    later("live-box", refreshLiveBox);
-    if (editing()) {
-      // Never swap a form the user is filling in; say what happened instead.
-      const values = { author: msg.author, revision: msg.revision };
-      banner(!msg.author || msg.author === "agent"
-        ? t("agent-rewrote", values)
-        : t("user-changed", values));
-      return;
-    }
+    latestCanvasMsg = msg;
+    // Decided when the timer fires, on the newest message: this page's own edit is broadcast
+    // before its HTTP answer (with the new hash) arrives, and must not redraw the page again.
     later("canvas", () => {
+      const m = latestCanvasMsg;
+      if (m.hash && m.hash === shownHash()) return;
+      refreshLiveBox();
+      if (editing()) {
+        // Never swap a form the user is filling in; say what happened instead.
+        const values = { author: m.author, revision: m.revision };
+        banner(!m.author || m.author === "agent"
+          ? t("agent-rewrote", values)
+          : t("user-changed", values));
+        return;
+      }
       if (!refreshEditor()) {
         refreshDiagram();
         refreshNodePanel();

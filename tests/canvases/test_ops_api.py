@@ -158,24 +158,44 @@ def test_all_ops_through_api(client_in: Client, agent_dir: Path) -> None:
     assert doc.nodes["002-N1"].fields.title == "orders v2"
 
 
-def test_htmx_form_post_returns_editor_partial(client_in: Client, agent_dir: Path) -> None:
+def test_htmx_form_post_answers_only_the_changed_regions(client_in: Client, agent_dir: Path) -> None:
     response = client_in.post(
         OPS,
         {"op": "merge", "base": base(), "nodes": "002-N2,002-N3", "label": "merged"},
         HTTP_HX_REQUEST="true",
     )
     assert response.status_code == 200
+    # no main swap: the regions come out of band, and the next edit's base hash in an event
+    assert response["HX-Reswap"] == "none"
+    assert json.loads(response["HX-Trigger"]) == {"memviz:canvas-edited": {"hash": base()}}
     soup = BeautifulSoup(response.content, "html.parser")
-    editor = soup.select_one("#editor")
-    assert editor is not None and editor["data-hash"] == base()
-    assert [li["data-node"] for li in soup.select(".node-list li")] == [
+    assert soup.select_one("#editor") is None and soup.select_one(".op-form") is None
+    assert [li["data-node"] for li in soup.select("#node-items li")] == [
         "002-N1",
         "002-N2",
         "002-N4",
         "002-N5",
     ]
     assert "merge written" in soup.select_one("#flash").get_text()
-    assert soup.select_one("#render-body") is not None
+    scene = json.loads(soup.select_one("#scene-data script#canvas-scene").string)
+    assert [n["id"] for n in scene["nodes"]] == ["002-N1", "002-N2", "002-N4", "002-N5"]
+    assert soup.select_one("#undo-redo #undo-button").get("disabled") is None
+    assert soup.select_one("#live")["data-hash"] == base()
+    assert "4 nodes" in " ".join(soup.select_one("#canvas-head").get_text().split())
+    assert all(el.get("hx-swap-oob") for el in soup.find_all(recursive=False) if el.name)
+
+
+def test_htmx_conflict_still_redraws_the_whole_editor(client_in: Client, agent_dir: Path) -> None:
+    response = client_in.post(
+        OPS,
+        {"op": "annotate", "base": "sha256:stale", "node": "002-N2", "text": "late"},
+        HTTP_HX_REQUEST="true",
+    )
+    soup = BeautifulSoup(response.content, "html.parser")
+    editor = soup.select_one("#editor")
+    assert editor is not None and editor["data-hash"] == base()
+    assert "HX-Reswap" not in response
+    assert soup.select_one("#flash .flash.error") is not None
 
 
 def test_htmx_error_goes_to_flash(client_in: Client, agent_dir: Path) -> None:

@@ -1,0 +1,198 @@
+"""The canvas's fast paths, in Debian's chromium: an edit swaps only what it changed (and keeps the
+view, the map tools and undo), a click opens the panel with the selection and URL, and pan/zoom
+moves one composited layer that settles into a crisp SVG transform.
+
+Screenshots go to docs/screenshots/canvas-*.png (looked at when they change).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from canvases.mermaid import content_hash, parse
+from canvases.mermaid.samples import sample_canvas
+from sessions.ingest import ingest_path
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+
+REPO = Path(__file__).resolve().parents[2]
+SHOTS = REPO / "docs" / "screenshots"
+BIG = "800-nested-300.mmd"
+
+
+@pytest.fixture
+def data(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
+    root = fixtures_root / "fixture-a-upstream"
+    mmds = root / "main" / "mmds"
+    (mmds / BIG).write_text(sample_canvas(300, prefix="800"), encoding="utf-8")
+    old = os.stat(root / "main").st_mtime - 86_400  # an idle agent: no live banner
+    for path in (mmds / BIG, root / "main"):
+        os.utime(path, (old, old))
+    ingest_path(root)
+    django_user_model.objects.create_user("erin", password="curate-me")
+    return root / "main"
+
+
+def log_in(page, live_server, next_url: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/login/?next={next_url}")
+    page.fill("input[name=username]", "erin")
+    page.fill("input[name=password]", "curate-me")
+    page.click("button.primary")
+    page.wait_for_url(f"**{next_url}")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+
+
+def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / name))
+
+
+def first_drawn_node(page) -> str:  # type: ignore[no-untyped-def]
+    return page.evaluate(
+        """() => { const m = memvizCanvas.model(), r = memvizCanvas.view().visibleRect();
+        return m.order.find((id) => { const b = m.boxes.get(id);
+          return !m.leaves.get(id).summary && b.x > r.x && b.x < r.x + r.w && b.y > r.y && b.y < r.y + r.h; }); }"""
+    )
+
+
+def test_an_edit_swaps_only_what_changed_and_keeps_view_tools_and_undo(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+    log_in(page, live_server, f"/a/main/c/{BIG}/?collapsed=")
+    node = first_drawn_node(page)
+    page.locator(f'#diagram g.node[data-memviz-id="{node}"]').click()
+    page.locator(f'#node-panel .node-detail[data-node="{node}"]').wait_for()
+    # state that a whole-editor swap would lose: typed find text, the map tools, the view
+    page.fill("#canvas-search", "zzz-not-a-node")
+    page.evaluate("() => { window.__tools = document.querySelector('#diagram .map-tools'); }")
+    page.evaluate("(id) => memvizCanvas.view().focusNode(id)", node)
+    view_before = page.evaluate("memvizCanvas.view().state()")
+    renders = int(page.evaluate("document.body.dataset.renderCount"))
+
+    page.evaluate("() => document.activeElement.blur()")  # leave the find box as it is
+    page.evaluate("(id) => memvizCanvas.select([id])", node)
+    page.keyboard.press("a")
+    page.locator('.op-form[data-form="annotate"] textarea').fill("re-check the totals")
+    page.locator('.op-form[data-form="annotate"] button[type=submit]').click()
+    page.wait_for_function(
+        "(n) => Number(document.body.dataset.renderCount) > n && document.body.dataset.canvasRendered === 'ok'",
+        arg=renders,
+    )
+    assert "annotate written" in page.locator("#flash").inner_text()
+    text = (data / "mmds" / BIG).read_text("utf-8")
+    assert parse(text).nodes[node].fields.extra["note"] == "re-check the totals"
+    # the next edit's base is the new text; the forms, tools and typed text stayed
+    assert page.locator("#editor").get_attribute("data-hash") == content_hash(text)
+    assert page.evaluate("() => window.__tools === document.querySelector('#diagram .map-tools')")
+    assert page.input_value("#canvas-search") == "zzz-not-a-node"
+    assert page.locator(".op-form:visible").count() == 0
+    assert page.input_value('.op-form[data-form="annotate"] textarea') == ""
+    # the drawing is new, in the same view; the list item and the open panel show the note
+    view_after = page.evaluate("memvizCanvas.view().state()")
+    assert abs(view_after["k"] - view_before["k"]) < 1e-6
+    assert page.locator(f'#node-item-{node} .badge.note').count() == 1
+    page.locator("#node-panel", has_text="re-check the totals").wait_for()
+    assert page.locator("#live .stale-note").is_hidden()
+    shot(page, "canvas-after-edit.png")
+
+    # undo comes back from the same small answer and takes the note away again
+    renders = int(page.evaluate("document.body.dataset.renderCount"))
+    page.locator("#undo-button").click()
+    page.wait_for_function(
+        "(n) => Number(document.body.dataset.renderCount) > n && document.body.dataset.canvasRendered === 'ok'",
+        arg=renders,
+    )
+    assert "undo written" in page.locator("#flash").inner_text()
+    assert page.locator(f'#node-item-{node} .badge.note').count() == 0
+    assert not page.locator("#redo-button").is_disabled()
+    text = (data / "mmds" / BIG).read_text("utf-8")
+    assert "note" not in parse(text).nodes[node].fields.extra
+    assert page.locator("#editor").get_attribute("data-hash") == content_hash(text)
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_conflicting_edit_gets_the_whole_editor_back(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+    log_in(page, live_server, f"/a/main/c/{BIG}/?collapsed=")
+    node = first_drawn_node(page)
+    path = data / "mmds" / BIG
+    renders = int(page.evaluate("document.body.dataset.renderCount"))
+    # a page based on a text memviz never saw (409): the answer is the editor on the file's text
+    page.evaluate("() => { document.getElementById('editor').dataset.hash = 'sha256:' + '0'.repeat(64); }")
+    page.evaluate("(id) => memvizCanvas.select([id])", node)
+    page.keyboard.press("a")
+    page.locator('.op-form[data-form="annotate"] textarea').fill("too late")
+    page.locator('.op-form[data-form="annotate"] button[type=submit]').click()
+    page.locator("#flash .flash.error").wait_for()
+    page.wait_for_function(
+        "(n) => Number(document.body.dataset.renderCount) > n && document.body.dataset.canvasRendered === 'ok'",
+        arg=renders,
+    )
+    assert page.locator("#editor").get_attribute("data-hash") == content_hash(path.read_text("utf-8"))
+    assert "too late" not in path.read_text("utf-8")
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    node = first_drawn_node(page)
+    page.locator(f'#diagram g.node[data-memviz-id="{node}"]').click()
+    page.locator(f'#node-panel .node-detail[data-node="{node}"]').wait_for()
+    page.wait_for_function("(id) => location.hash === '#node=' + encodeURIComponent(id)", arg=node)
+    assert "selected" in (page.locator(f'#diagram g.node[data-memviz-id="{node}"]').get_attribute("class") or "")
+    assert page.locator(f'#node-item-{node}.selected').count() == 1
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    host = page.locator("#diagram .mermaid-host").bounding_box()
+    content_before = page.get_attribute("#diagram svg.mc .mc-content", "transform")
+    pan_before = page.evaluate("memvizCanvas.view().state().pan")
+    # a drag: while it lasts the <svg> moves as one layer and the drawing is not redrawn
+    x, y = host["x"] + host["width"] / 2, host["y"] + host["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - 120, y - 80, steps=6)
+    moving = page.evaluate(
+        """() => { const svg = document.querySelector('#diagram svg.mc');
+        return { cls: svg.classList.contains('moving'), css: svg.style.transform,
+                 content: svg.querySelector('.mc-content').getAttribute('transform') }; }"""
+    )
+    page.mouse.up()
+    assert moving["cls"] and moving["css"].startswith("matrix(")
+    assert moving["content"] == content_before
+    page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
+    state = page.evaluate("memvizCanvas.view().state()")
+    assert abs(state["pan"]["x"] - pan_before["x"] + 120) < 2 and abs(state["pan"]["y"] - pan_before["y"] + 80) < 2
+    settled = page.evaluate(
+        """() => { const svg = document.querySelector('#diagram svg.mc');
+        return { css: svg.style.transform, content: svg.querySelector('.mc-content').getAttribute('transform') }; }"""
+    )
+    assert settled["css"] == ""
+    k, pan = state["k"], state["pan"]
+    assert settled["content"] == f"matrix({k},0,0,{k},{pan['x']},{pan['y']})"
+
+    # a wheel zoom keeps the drawing point under the pointer where it was (the pointer maths
+    # must not see the layer's CSS transform while it moves)
+    px, py = host["x"] + 300, host["y"] + 200
+    under = page.evaluate(
+        "([x, y]) => { const s = memvizCanvas.view().state(); return [(x - s.pan.x) / s.k, (y - s.pan.y) / s.k]; }",
+        [300, 200],
+    )
+    page.mouse.move(px, py)
+    for _ in range(3):
+        page.mouse.wheel(0, -120)
+        page.wait_for_timeout(30)
+    page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
+    after = page.evaluate(
+        "([x, y]) => { const s = memvizCanvas.view().state(); return [(x - s.pan.x) / s.k, (y - s.pan.y) / s.k, s.k]; }",
+        [300, 200],
+    )
+    assert after[2] > state["k"] * 1.2
+    assert abs(after[0] - under[0]) < 2 and abs(after[1] - under[1]) < 2
+    shot(page, "canvas-after-zoom.png")
+    assert page.errors == []  # type: ignore[attr-defined]
