@@ -15,6 +15,8 @@ import pytest
 from canvases.mermaid import content_hash, parse
 from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
+from tests.canvases.browser_login import PASSWORD, USER
+from tests.canvases.browser_login import log_in as sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -33,16 +35,12 @@ def data(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-unt
     for path in (mmds / BIG, root / "main"):
         os.utime(path, (old, old))
     ingest_path(root)
-    django_user_model.objects.create_user("erin", password="curate-me")
+    django_user_model.objects.create_user(USER, password=PASSWORD)
     return root / "main"
 
 
 def log_in(page, live_server, next_url: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/login/?next={next_url}")
-    page.fill("input[name=username]", "erin")
-    page.fill("input[name=password]", "curate-me")
-    page.click("button.primary")
-    page.wait_for_url(f"**{next_url}")
+    sign_in(page, live_server, next_url)
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from canvases.mermaid import parse
 from sessions.ingest import ingest_path
+from tests.canvases.browser_login import PASSWORD, USER, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -22,16 +23,8 @@ FILE = "002-migrate-orders-api.mmd"
 @pytest.fixture
 def agent_dir(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
     ingest_path(fixtures_root / "fixture-a-upstream")
-    django_user_model.objects.create_user("erin", password="curate-me")
+    django_user_model.objects.create_user(USER, password=PASSWORD)
     return fixtures_root / "fixture-a-upstream" / "main"
-
-
-def log_in(page, live_server, next_url: str) -> None:  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/login/?next={next_url}")
-    page.fill("input[name=username]", "erin")
-    page.fill("input[name=password]", "curate-me")
-    page.click("button.primary")
-    page.wait_for_url(f"**{next_url}")
 
 
 def node(page, node_id: str):  # type: ignore[no-untyped-def]

@@ -7,7 +7,6 @@ view opened its own connection or took one from the process's pool.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 import urllib.parse
@@ -17,6 +16,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from load import READ_PATHS, Browser, Cluster, postgres_database  # noqa: E402
+
+from tests.concurrency.postgres_server import postgres_server_url  # noqa: E402
 
 pytestmark = [pytest.mark.slow]
 VIEWS = 60
@@ -34,11 +35,7 @@ def _sessions_established(url: str, name: str) -> int:
 
 
 def test_page_views_take_connections_from_the_pool(tmp_path: Path) -> None:
-    server = os.environ.get("MEMVIZ_TEST_POSTGRES_URL")
-    if not server:
-        if os.environ.get("CI"):
-            pytest.fail("MEMVIZ_TEST_POSTGRES_URL is not set (scripts/run_tests.sh starts PostgreSQL)")
-        pytest.skip("no PostgreSQL server (set MEMVIZ_TEST_POSTGRES_URL)")
+    server = postgres_server_url()
     with postgres_database(server) as url:
         name = urllib.parse.urlsplit(url).path.lstrip("/")
         admin = urllib.parse.urlunsplit(urllib.parse.urlsplit(url)._replace(path="/postgres"))

@@ -30,6 +30,7 @@ from load import (  # noqa: E402
 )
 
 from canvases.mermaid import content_hash  # noqa: E402
+from tests.concurrency.postgres_server import postgres_server_url  # noqa: E402
 
 pytestmark = [pytest.mark.slow]
 LOAD_SECONDS = float(os.environ.get("MEMVIZ_LOAD_SECONDS", 30))
@@ -47,11 +48,7 @@ def cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cluster]
         finally:
             running.stop()
         return
-    server = os.environ.get("MEMVIZ_TEST_POSTGRES_URL")
-    if not server:
-        if os.environ.get("CI"):
-            pytest.fail("MEMVIZ_TEST_POSTGRES_URL is not set (scripts/run_tests.sh starts PostgreSQL)")
-        pytest.skip("no PostgreSQL server (set MEMVIZ_TEST_POSTGRES_URL)")
+    server = postgres_server_url()
     with postgres_database(server) as url:
         running = Cluster(tmp_path, database_url=url)
         try:
