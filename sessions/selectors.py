@@ -167,21 +167,24 @@ class RefLocator:
                 pure = check_relative(relative)
                 folder, name = pure.parent, pure.name
             found = self._folder(folder)
-            outside = UnsafePath(f"path leaves the folder through a link: {relative!r}")
             if found is None:
-                raise outside
+                raise _outside(relative)
             real_folder, prefix = found
             full = os.path.join(real_folder, name)
             if os.path.islink(full):  # the rare case: confine what the link names
                 path = Path(full).resolve()
                 if not path.is_relative_to(self.root):
-                    raise outside
+                    raise _outside(relative)
                 name = path.relative_to(self.root).as_posix()
             else:
                 name = prefix + name
         except (UnsafePath, ValueError) as exc:
             return {"name": None, "url_name": None, "exists": False, "error": f"refused: {exc}"}
         return {"name": name, "url_name": ref_url_name(name), "exists": False, "error": None}
+
+
+def _outside(relative: str) -> UnsafePath:
+    return UnsafePath(f"path leaves the folder through a link: {relative!r}")
 
 
 _PLAIN_REF = re.compile(r"^refs/([^/\\\x00]+\.md)$")
