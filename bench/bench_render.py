@@ -7,11 +7,13 @@ For generated canvases (``samples.sample_canvas``: six-ish subgraphs of 50 nodes
 status/summary/timestamp; "flat" is the same text without its subgraph lines) of 40 / 300 / 1000
 nodes, against a real daphne serving the app on loopback:
 
-- first render: navigation start → canvas drawn, in a fresh browser context (nothing cached), for
-  the default view and for everything expanded (``?collapsed=``); the floor is a page that loads
-  the vendored mermaid.min.js and renders the whole render-ready text, measured the same way;
+- first render: navigation start → the canvas on screen (painted and rastered: the next frame has
+  begun), in a fresh browser context (nothing cached), for the default view and for everything
+  expanded (``?collapsed=``); the floor is a page that loads the vendored mermaid.min.js and
+  renders the whole render-ready text until it is on screen, measured the same way;
 - click → panel: a click on a drawn node until the frame showing its rows in the side panel is
-  painted (median of 5 clicks, 400 ms apart as a person's are);
+  painted (median of 5 clicks, 400 ms apart as a person's are; the first comes as soon as the
+  drawing is on screen, and is also printed on its own);
 - edit re-render: a signed-in annotate through the page's own form until the new drawing is up
   (the server writes the file, records the revision, answers the editor partial); the floor is
   mermaid.render of the edited text in a page that already has mermaid loaded;
@@ -62,7 +64,8 @@ window.benchRender = async (text) => {{
   const host = document.getElementById("h");
   host.innerHTML = svg;
   host.querySelector("svg").getBoundingClientRect();
-  await new Promise((r) => requestAnimationFrame(() => r()));
+  // on screen: the frame after the one that paints the SVG begins once that one is rastered
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
   return performance.now() - t0;
 }};
 mermaid.initialize({{ startOnLoad: false, securityLevel: "strict", maxTextSize: 5000000, maxEdges: 50000,
@@ -180,8 +183,8 @@ def memviz_first(browser, url: str) -> tuple[float, int]:  # type: ignore[no-unt
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.goto(url)
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=120_000)
-    at = float(page.evaluate("document.body.dataset.renderedAt"))
+    page.wait_for_function("document.body.dataset.shownAt", timeout=120_000)
+    at = float(page.evaluate("document.body.dataset.shownAt"))
     drawn = int(page.evaluate("document.body.dataset.drawnNodes"))
     context.close()
     return at, drawn
@@ -265,7 +268,7 @@ def log_in(context, server: Server, next_url: str):  # type: ignore[no-untyped-d
     page.fill("input[name=password]", PASSWORD)
     page.click("button.primary")
     page.wait_for_url(f"**{next_url}")
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=120_000)
+    page.wait_for_function("document.body.dataset.shownAt", timeout=120_000)
     return page
 
 
@@ -303,7 +306,7 @@ def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool
         row["default"], row["drawn_default"] = min(memviz_first(browser, base) for _ in range(runs))
         row["expanded"], row["drawn_expanded"] = min(memviz_first(browser, base + "?collapsed=") for _ in range(runs))
     row["bare"] = row["bare_edit"] = row["bare_frame"] = nan
-    row["click"] = row["edit"] = row["frame"] = row["frame_p95"] = nan
+    row["click"] = row["first_click"] = row["edit"] = row["frame"] = row["frame_p95"] = nan
     if bare:
         times, page, context = [], None, None
         for _ in range(runs):
@@ -324,6 +327,7 @@ def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool
     if "click" in parts:
         row["clicks"] = click_panel(page)
         row["click"] = median(row["clicks"])
+        row["first_click"] = row["clicks"][0] if row["clicks"] else nan
     if "edit" in parts:
         row["edits"] = edit_rerender(page, 2 if quick else 5)
         row["edit"] = median(row["edits"])
@@ -377,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     print(f"canvas render in chromium ({'quick, ' if args.quick else ''}best of {runs} for first renders; floor = bare mermaid.js on the same text, same run;"
           f" load average {load_before:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, {time.perf_counter() - started:.0f} s)")
-    head = f"{'canvas':<13}{'default view':>14}{'expanded':>11}{'mermaid':>10}{'ratio':>8}{'click→panel':>13}{'edit':>9}{'mermaid':>9}{'ratio':>8}{'zoom frame':>12}{'p95':>8}{'mermaid':>9}"
+    head = f"{'canvas':<13}{'default view':>14}{'expanded':>11}{'mermaid':>10}{'ratio':>8}{'click→panel':>13}{'1st':>7}{'edit':>9}{'mermaid':>9}{'ratio':>8}{'zoom frame':>12}{'p95':>8}{'mermaid':>9}"
     print(head)
     failures = []
     for r in rows:
@@ -385,18 +389,20 @@ def main(argv: list[str] | None = None) -> int:
         label = f"{n} {'flat' if 'flat' in r['name'] else 'nested'}"
         print(
             f"{label:<13}{fmt_ms(r['default']):>9} ({r['drawn_default']:>3}){fmt_ms(r['expanded']):>11}{fmt_ms(r['bare']):>10}{ratio(r['expanded'], r['bare']):>8}"
-            f"{fmt_ms(r['click']):>13}{fmt_ms(r['edit']):>9}{fmt_ms(r['bare_edit']):>9}{ratio(r['edit'], r['bare_edit']):>8}"
+            f"{fmt_ms(r['click']):>13}{fmt_ms(r['first_click']):>7}{fmt_ms(r['edit']):>9}{fmt_ms(r['bare_edit']):>9}{ratio(r['edit'], r['bare_edit']):>8}"
             f"{fmt_ms(r['frame']):>12}{fmt_ms(r['frame_p95']):>8}{fmt_ms(r['bare_frame']):>9}"
         )
         if n >= 300 and max(r["default"], r["expanded"]) > TARGETS["first"]:
             failures.append(f"{label}: first render over {TARGETS['first']:.0f} ms")
         if r["click"] > TARGETS["click"]:
             failures.append(f"{label}: click → panel over {TARGETS['click']:.0f} ms")
+        if r["first_click"] > TARGETS["click"]:
+            failures.append(f"{label}: first click → panel over {TARGETS['click']:.0f} ms")
         if n == 300 and r["edit"] > TARGETS["edit300"]:
             failures.append(f"{label}: edit re-render over {TARGETS['edit300']:.0f} ms")
         if n >= 1000 and r["frame"] > TARGETS["frame"] * 1.1:
             failures.append(f"{label}: zoom below 60 fps")
-    print("(default view: drawn nodes in brackets; expanded: every group open)")
+    print("(default view: drawn nodes in brackets; expanded: every group open; 1st: the first click, as soon as the drawing is on screen)")
     print("targets: " + ("all met" if not failures else "MISSED: " + "; ".join(failures)))
     return 0
 

@@ -113,20 +113,61 @@
   }
 
   // ---- edges ------------------------------------------------------------------------------------
-  // d3's curveBasis (what mermaid draws with) through the points
-  function basis(pts) {
-    if (pts.length < 3) return `M${pts.map((p) => p[0].toFixed(1) + "," + p[1].toFixed(1)).join("L")}`;
-    let d = `M${pts[0][0].toFixed(1)},${pts[0][1].toFixed(1)}`;
-    const f = (v) => v.toFixed(1);
+  // d3's curveBasis (what mermaid draws with) through the points, as segments: {a, c1, c2, b}
+  // (a cubic from a to b) or {a, b} (a line)
+  function basisSegments(pts) {
+    const segs = [];
+    if (pts.length < 3) {
+      for (let i = 1; i < pts.length; i++) segs.push({ a: pts[i - 1], b: pts[i] });
+      return segs;
+    }
     let [x0, y0] = pts[0], [x1, y1] = pts[1];
-    d += `L${f((5 * x0 + x1) / 6)},${f((5 * y0 + y1) / 6)}`;
+    let at = [(5 * x0 + x1) / 6, (5 * y0 + y1) / 6];
+    segs.push({ a: pts[0], b: at });
+    const cubic = (x, y) => {
+      const b = [(x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6];
+      segs.push({ a: at, c1: [(2 * x0 + x1) / 3, (2 * y0 + y1) / 3], c2: [(x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3], b });
+      at = b;
+    };
     for (let i = 2; i < pts.length; i++) {
       const [x, y] = pts[i];
-      d += `C${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)},${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)},${f((x0 + 4 * x1 + x) / 6)},${f((y0 + 4 * y1 + y) / 6)}`;
+      cubic(x, y);
       [x0, y0, x1, y1] = [x1, y1, x, y];
     }
-    d += `C${f((2 * x0 + x1) / 3)},${f((2 * y0 + y1) / 3)},${f((x0 + 2 * x1) / 3)},${f((y0 + 2 * y1) / 3)},${f(x1)},${f(y1)}`;
+    cubic(2 * x1 - x0, 2 * y1 - y0); // its end point is (x1, y1), the last point
+    return segs;
+  }
+  const f1 = (v) => v.toFixed(1);
+  function pathOf(segs) {
+    let d = segs.length ? `M${f1(segs[0].a[0])},${f1(segs[0].a[1])}` : "";
+    for (const s of segs) d += s.c1 ? `C${f1(s.c1[0])},${f1(s.c1[1])},${f1(s.c2[0])},${f1(s.c2[1])},${f1(s.b[0])},${f1(s.b[1])}` : `L${f1(s.b[0])},${f1(s.b[1])}`;
     return d;
+  }
+  function basis(pts) { return pathOf(basisSegments(pts)); }
+  // A dashed edge is drawn as pieces of at most DASH_PIECE units. The rasteriser dashes a whole
+  // path for every tile its bounds touch: dotted edges across a 1000-node canvas (the longest
+  // 47,000 units) were dashed again for each tile, most of 450-650 ms of raster for one view.
+  const DASH_PIECE = 1500;
+  const mid = (p, q) => [(p[0] + q[0]) / 2, (p[1] + q[1]) / 2];
+  function halves(s) { // de Casteljau at t = 1/2
+    if (!s.c1) { const m = mid(s.a, s.b); return [{ a: s.a, b: m }, { a: m, b: s.b }]; }
+    const ab = mid(s.a, s.c1), bc = mid(s.c1, s.c2), cd = mid(s.c2, s.b), abc = mid(ab, bc), bcd = mid(bc, cd), m = mid(abc, bcd);
+    return [{ a: s.a, c1: ab, c2: abc, b: m }, { a: m, c1: bcd, c2: cd, b: s.b }];
+  }
+  const reach = (s) => Math.hypot(s.b[0] - s.a[0], s.b[1] - s.a[1]) + (s.c1 ? Math.hypot(s.c1[0] - s.a[0], s.c1[1] - s.a[1]) + Math.hypot(s.b[0] - s.c2[0], s.b[1] - s.c2[1]) : 0);
+  function dashedPieces(pts) {
+    const out = [];
+    let piece = [], length = 0;
+    const add = (s) => {
+      const l = reach(s);
+      if (l > DASH_PIECE) { const [h1, h2] = halves(s); add(h1); add(h2); return; }
+      if (piece.length && length + l > DASH_PIECE) { out.push(pathOf(piece)); piece = []; length = 0; }
+      piece.push(s);
+      length += l;
+    };
+    basisSegments(pts).forEach(add);
+    if (piece.length) out.push(pathOf(piece));
+    return out;
   }
   // where the segment from the box centre towards p leaves the box
   function clip(box, p, shape) {
@@ -293,7 +334,12 @@
       const pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
       const [ms, me] = MARKERS[e.kind] || MARKERS.arrow;
       const kind = /^thick/.test(e.kind) ? "thick" : /^dotted/.test(e.kind) ? "dotted" : "normal";
-      edgeParts.push(`<path class="edge edge-${kind}" d="${basis(pts)}"${ms ? ` marker-start="url(#${idPrefix}-${ms}-start)"` : ""}${me ? ` marker-end="url(#${idPrefix}-${me}-end)"` : ""}${e.css ? ` data-css="${esc(e.css)}"` : ""} data-edge="${k}"/>`);
+      const ds = kind === "dotted" ? dashedPieces(pts) : [basis(pts)];
+      ds.forEach((d, i) => {
+        const start = i === 0 && ms ? ` marker-start="url(#${idPrefix}-${ms}-start)"` : "";
+        const end = i === ds.length - 1 && me ? ` marker-end="url(#${idPrefix}-${me}-end)"` : "";
+        edgeParts.push(`<path class="edge edge-${kind}" d="${d}"${start}${end}${e.css ? ` data-css="${esc(e.css)}"` : ""} data-edge="${k}"/>`);
+      });
       if (e.label) {
         // the label sits on the part of the edge outside any group box only one end is in, so
         // it never covers that group's title

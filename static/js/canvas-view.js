@@ -9,6 +9,8 @@
   const MAX_FIT = 1.2;
   const LABEL_ALL_UP_TO = 150; // smaller drawings get every label at once
   const MOTION_IDLE_MS = 180;
+  const SVG_NS = "http://www.w3.org/2000/svg";
+  const MARK_PAD = 5; // drawing units between a node's box and its selection ring
 
   function attach(svg, model, minimapHost) {
     const fontSize = memvizDraw.FONT_SIZE;
@@ -18,7 +20,7 @@
     // svg-pan-zoom keeps the view (wheel, drag, zoom limits) on an empty group; paint() puts it
     // on the drawing, as a CSS transform of the whole <svg> while the view moves.
     const content = svg.querySelector(".mc-content");
-    const state = svg.appendChild(document.createElementNS("http://www.w3.org/2000/svg", "g"));
+    const state = svg.appendChild(document.createElementNS(SVG_NS, "g"));
     state.setAttribute("class", "mc-view-state");
     // The <svg> box never moves for svg-pan-zoom's pointer maths, whatever CSS transform it has.
     svg.getScreenCTM = () => { const r = host.getBoundingClientRect(); return svg.createSVGMatrix().translate(r.left, r.top); };
@@ -27,22 +29,41 @@
       minZoom: 0.01, maxZoom: 8, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
       onZoom: changed, onPan: changed, onUpdatedCTM: paint,
     });
+    // The selection is drawn on a layer of its own above the drawing, moved with it: marking a
+    // node inside a 1000-node SVG had the whole drawing re-rastered on every click (100-250 ms
+    // of raster work in a trace), and the frame with the node's panel waited behind it.
+    const marks = document.createElementNS(SVG_NS, "svg");
+    marks.setAttribute("class", "mc-marks");
+    marks.setAttribute("aria-hidden", "true");
+    const marked = marks.appendChild(document.createElementNS(SVG_NS, "g"));
+    host.insertAdjacentElement("afterend", marks);
+    function mark(ids) {
+      const rings = [];
+      for (const id of ids) {
+        const b = model.boxes.get(id);
+        if (b) rings.push(`<rect x="${b.x - b.w / 2 - MARK_PAD}" y="${b.y - b.h / 2 - MARK_PAD}" width="${b.w + 2 * MARK_PAD}" height="${b.h + 2 * MARK_PAD}" rx="${MARK_PAD + 3}"/>`);
+      }
+      marked.innerHTML = rings.join("");
+    }
     let painted = null; // the view the SVG content was last painted at
     function paint() {
       const k = pz.getSizes().realZoom, p = pz.getPan();
       if (idle && painted) {
         // moving: the picture painted at `painted`, scaled and shifted to the view as it is now
         const s = k / painted.k;
-        svg.style.transform = `matrix(${s},0,0,${s},${p.x - painted.x * s},${p.y - painted.y * s})`;
+        svg.style.transform = marks.style.transform = `matrix(${s},0,0,${s},${p.x - painted.x * s},${p.y - painted.y * s})`;
         return;
       }
-      content.setAttribute("transform", `matrix(${k},0,0,${k},${p.x},${p.y})`);
-      svg.style.transform = "";
+      const at = `matrix(${k},0,0,${k},${p.x},${p.y})`;
+      content.setAttribute("transform", at);
+      marked.setAttribute("transform", at);
+      svg.style.transform = marks.style.transform = "";
       painted = { k, x: p.x, y: p.y };
     }
     let destroyed = false;
-    // While the view moves the drawing is one composited layer ("moving" puts will-change on the
-    // <svg>, paint() a CSS transform): each frame only moves that layer's picture instead of
+    // The drawing is a composited layer of its own (will-change in memviz.css): a change elsewhere
+    // on the page (the node panel) does not re-raster it. While the view moves, paint() gives the
+    // layer a CSS transform: each frame only moves that layer's picture instead of
     // repainting every node, edge and label (on 1000 nodes 25-50 ms of every frame). Edges lose their dashes and
     // arrowheads meanwhile, so the tiles that come into view raster fast. No label is added
     // and no level of detail changes while moving (either would repaint the layer); when the
@@ -187,7 +208,7 @@
     lod();
 
     return {
-      panZoom: pz, scale, visibleRect, setView, showBox, fitAll, focusNode, resize: svgResize,
+      panZoom: pz, scale, visibleRect, setView, showBox, fitAll, focusNode, mark, resize: svgResize,
       onChange: (f) => listeners.push(f),
       zoomIn: () => pz.zoomIn(), zoomOut: () => pz.zoomOut(),
       state: () => ({ k: scale(), pan: pz.getPan() }),
@@ -195,7 +216,7 @@
       // what a wheel or drag step does (the benchmark's zoom goes through here)
       gestureTo: (k, cx, cy) => setView(k, cx, cy, true),
       labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); memvizDraw.applyCss(g); labelled.add(id); } },
-      destroy: () => { destroyed = true; cancelAnimationFrame(frame); clearTimeout(idle); try { pz.destroy(); } catch (e) { /* gone */ } if (minimapHost) minimapHost.innerHTML = ""; },
+      destroy: () => { destroyed = true; cancelAnimationFrame(frame); clearTimeout(idle); try { pz.destroy(); } catch (e) { /* gone */ } marks.remove(); if (minimapHost) minimapHost.innerHTML = ""; },
       READABLE_PX,
     };
   }

@@ -141,6 +141,62 @@ def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, pag
     page.wait_for_function("(id) => location.hash === '#node=' + encodeURIComponent(id)", arg=node)
     assert "selected" in (page.locator(f'#diagram g.node[data-memviz-id="{node}"]').get_attribute("class") or "")
     assert page.locator(f'#node-item-{node}.selected').count() == 1
+    # the ring is drawn on a layer of its own above the drawing (marking the node inside a
+    # 1000-node SVG re-rastered all of it on every click), around the node wherever the view goes
+    assert_ring_around(page, node)
+    host = page.locator("#diagram .mermaid-host").bounding_box()
+    x, y = host["x"] + host["width"] / 2, host["y"] + host["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - 90, y - 60, steps=4)
+    layers = page.evaluate(
+        "() => [document.querySelector('#diagram svg.mc').style.transform, document.querySelector('#diagram svg.mc-marks').style.transform]"
+    )
+    page.mouse.up()
+    assert layers[0].startswith("matrix(") and layers[1] == layers[0]  # moved together
+    page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
+    assert_ring_around(page, node)
+    page.evaluate("memvizCanvas.view().zoomIn()")
+    page.wait_for_timeout(300)
+    assert_ring_around(page, node)
+    page.keyboard.press("Escape")
+    assert page.locator("#diagram svg.mc-marks rect").count() == 0
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
+def assert_ring_around(page, node: str) -> None:  # type: ignore[no-untyped-def]
+    rings = page.locator("#diagram svg.mc-marks rect")
+    assert rings.count() == 1
+    ring = rings.bounding_box()
+    box = page.locator(f'#diagram g.node[data-memviz-id="{node}"] .shape').first.bounding_box()
+    assert ring is not None and box is not None
+    assert ring["x"] < box["x"] and ring["y"] < box["y"]
+    assert ring["x"] + ring["width"] > box["x"] + box["width"] and ring["y"] + ring["height"] > box["y"] + box["height"]
+    assert ring["width"] < box["width"] * 1.3 + 30  # around this node, not somewhere larger
+
+
+def test_a_long_dotted_edge_is_drawn_in_joined_pieces_with_one_arrowhead(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+    # The rasteriser dashes a whole path for every tile its bounds touch: a dotted edge across a
+    # big canvas is drawn in pieces (canvas-draw.js, DASH_PIECE) that must still read as one edge.
+    page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    edges = page.evaluate(
+        """() => { const byEdge = new Map();
+        for (const p of document.querySelectorAll('#diagram svg.mc path.edge-dotted')) {
+          if (!byEdge.has(p.dataset.edge)) byEdge.set(p.dataset.edge, []);
+          byEdge.get(p.dataset.edge).push(p);
+        }
+        return [...byEdge.values()].map((ps) => ps.map((p) => { const n = p.getTotalLength(), a = p.getPointAtLength(0), b = p.getPointAtLength(n);
+          return { length: n, a: [a.x, a.y], b: [b.x, b.y], start: p.hasAttribute('marker-start'), end: p.hasAttribute('marker-end') }; })); }"""
+    )
+    split = [pieces for pieces in edges if len(pieces) > 1]
+    assert split, "no dotted edge long enough to be drawn in pieces"
+    for pieces in split:
+        for before, after in zip(pieces, pieces[1:], strict=False):
+            assert abs(before["b"][0] - after["a"][0]) < 0.2 and abs(before["b"][1] - after["a"][1]) < 0.2
+        assert all(p["length"] <= 2 * 1500 for p in pieces)
+        assert [p["end"] for p in pieces] == [False] * (len(pieces) - 1) + [True]
+        assert not any(p["start"] for p in pieces[1:])
     assert page.errors == []  # type: ignore[attr-defined]
 
 

@@ -139,8 +139,10 @@ def test_deep_links_and_the_node_list_focus_the_canvas(live_server, page, data) 
     assert in_view(page, target)
     # the node list: a click shows the node on the canvas and names it in the URL
     other = "800-N7"
+    path = page.evaluate("location.pathname")
     page.locator(f'.node-list li[data-node="{other}"] a.node-link').click()
     page.locator(f'#node-panel .node-detail[data-node="{other}"]').wait_for(timeout=10000)
+    assert page.evaluate("location.pathname") == path  # the panel, not the node's own page
     assert in_view(page, other)
     assert url_state(page)[1] == f"node={other}"
     shot(page, "canvas-deep-link.png")

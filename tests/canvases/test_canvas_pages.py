@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def test_canvas_json_carries_meta_nodes_edges_raw_and_hash(client: Client, upstr
     assert not data["render_body"].lstrip().startswith("%%{")
 
 
-def test_canvas_page_lists_nodes_and_hands_mermaid_a_clean_body(
+def test_canvas_page_lists_nodes_and_carries_the_scene_not_the_render_body(
     client: Client, upstream: Path
 ) -> None:
     response = client.get("/a/main/c/002-migrate-orders-api.mmd/")
@@ -50,7 +51,11 @@ def test_canvas_page_lists_nodes_and_hands_mermaid_a_clean_body(
     assert [li["data-node"] for li in page.select(".node-list li")] == [
         f"002-N{i}" for i in range(1, 6)
     ]
-    body = page.select_one("script#render-body").string
+    # the page draws from the scene; the render-ready text (for export) is in the JSON twin only
+    scene = json.loads(page.select_one("script#canvas-scene").string)
+    assert [n["id"] for n in scene["nodes"]] == [f"002-N{i}" for i in range(1, 6)]
+    assert page.select_one("script#render-body") is None
+    body = client.get("/a/main/c/002-migrate-orders-api.mmd/?format=json").json()["render_body"]
     assert "taskGoal" not in body and "flowchart TD" in body
     assert page.select_one(".legend") is not None
 
