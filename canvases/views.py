@@ -28,7 +28,9 @@ def node_list_items(data: dict[str, Any], *, editable: bool) -> SafeString:
 
 
 def node_list_html(data: dict[str, Any], *, editable: bool) -> dict[str, str]:
-    """Node id -> its escaped <li> (id ``node-item-<node>``, so an edit can swap one alone)."""
+    """Node id -> its escaped <li> (id ``node-item-<node>``, so an edit can swap one alone).
+    A click on its link opens the node's panel through canvas.js (one delegated listener: htmx
+    wiring 1000 links took about 90 ms of a 1000-node page's load)."""
     base = reverse("canvas", args=[data["agent"], data["file"]])
     select, note_word = gettext("select %(node)s"), escape(gettext("note"))
     rows_title = escape(gettext("rows mapped to this node"))
@@ -50,8 +52,7 @@ def node_list_html(data: dict[str, Any], *, editable: bool) -> dict[str, str]:
         title = n["title"] or ""
         title = escape(title if len(title) <= 80 else title[:79] + "…")
         parts[n["id"]] = (
-            f'<li id="node-item-{node_id}" data-node="{node_id}">{box}<a href="{url}" hx-get="{url}" hx-target="#node-panel"'
-            f' class="node-link"><span class="pill {status_class(n["status"])}">'
+            f'<li id="node-item-{node_id}" data-node="{node_id}">{box}<a href="{url}" class="node-link"><span class="pill {status_class(n["status"])}">'
             f"{escape(n['status'] or '—')}</span> <code>{node_id}</code> {title}</a> "
             f'<span class="muted small" title="{rows_title}">{count}</span>{note_html}</li>'
         )
@@ -66,7 +67,9 @@ CANVAS_PARTIALS = {"diagram": "canvases/_diagram.html", "editor": "canvases/_edi
 def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    data = selectors.canvas_detail(obj, canvas_obj, request.GET.get("collapsed"))
+    data = selectors.canvas_detail(
+        obj, canvas_obj, request.GET.get("collapsed"), with_render_body=wants_json(request)
+    )
     data["editor"] = selectors.editor_state(obj, canvas_obj)
     extra = {"node_items": node_list_items(data, editable=request.user.is_authenticated)}
     partial = CANVAS_PARTIALS.get(request.htmx.target or "") if request.htmx else None
