@@ -111,11 +111,18 @@ def _known(agent: Agent, names: list[str]) -> list[tuple[int, str, int, int]]:
     )
 
 
-def refs_named(agent: Agent, folder: AgentFolder, names: Iterable[str]) -> RefsChange:
-    """Bring the index in line with the disk for these ref names only."""
+def refs_named(
+    agent: Agent, folder: AgentFolder, names: Iterable[str], *, none_known: bool = False
+) -> RefsChange:
+    """Bring the index in line with the disk for these ref names only. ``none_known``: the
+    caller knows none of them is indexed (the first scan of a folder), so none is looked up."""
     change = RefsChange()
     for chunk in _chunks(sorted(set(names))):
-        known = {name: (pk, size, mtime) for pk, name, size, mtime in _known(agent, chunk)}
+        known = (
+            {}
+            if none_known
+            else {name: (pk, size, mtime) for pk, name, size, mtime in _known(agent, chunk)}
+        )
         new, changed, gone = [], [], []
         for name in chunk:
             entry = known.get(name)
@@ -171,6 +178,11 @@ def _scan_dir(
 ) -> RefsChange:
     change = RefsChange(keep_names=keep_names)
     seen = 0
+    # A folder none of whose refs is indexed yet (a first ingest) needs no lookups: the listing
+    # names each file once, and the agent's lock keeps other writers out. Looking up 2,000
+    # names a batch went down the name index once per name: at 250k refs an agent, 73 ms a
+    # batch on PostgreSQL (37 s of a 1M-row ingest).
+    first = not Ref.objects.filter(agent=agent, name__startswith=prefix).exists()
     with os.scandir(refs_dir) as entries:
         batch: list[str] = []
         for entry in entries:
@@ -181,10 +193,10 @@ def _scan_dir(
             batch.append(prefix + entry.name)
             if len(batch) >= BATCH:
                 seen += len(batch)
-                change.add(refs_named(agent, folder, batch))
+                change.add(refs_named(agent, folder, batch, none_known=first))
                 batch = []
         seen += len(batch)
-        change.add(refs_named(agent, folder, batch))
+        change.add(refs_named(agent, folder, batch, none_known=first))
     # Every listed file is in the index now; more names in the index means some were deleted.
     indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).count()
     if indexed > seen:

@@ -8,6 +8,7 @@ ingest (or the periodic full check) lists it and re-reads prefixes, catching the
 from __future__ import annotations
 
 import json
+import os
 import tracemalloc
 from pathlib import Path
 
@@ -89,6 +90,34 @@ def test_live_path_lists_the_folder_once_the_full_check_is_due(agent_dir: Path, 
     [delta] = ingest_agent_dir(agent_dir, changed=[jsonl]).deltas
     assert delta.new_refs == ["refs/r-silent.md"]
     assert_ref_figures(agent_dir)
+
+
+def test_a_first_scan_looks_no_ref_up_and_a_later_one_finds_only_whats_new(
+    fixtures_root: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    # A folder none of whose refs is indexed gets no per-name lookups (at 250k refs an agent
+    # they were most of PostgreSQL's extra ingest time); once some are, every name is looked up.
+    path = fixtures_root / "fixture-a-upstream" / "main"
+    looked_up: list[int] = []
+    real = ref_index._known
+
+    def spy(agent, names):  # type: ignore[no-untyped-def]
+        looked_up.append(len(names))
+        return real(agent, names)
+
+    monkeypatch.setattr(ref_index, "_known", spy)
+    ingest_path(path)
+    assert looked_up == [] and Ref.objects.filter(agent__slug="main").exists()
+    assert_ref_figures(path)
+    ref = write_ref(path, "r-new.md", "c-new")
+    [delta] = ingest_path(path).deltas
+    assert looked_up  # the folder changed: its listing is checked against the index
+    assert delta.new_refs == ["refs/r-new.md"]
+    ref.write_text(ref.read_text() + "\nlonger now", "utf-8")
+    os.utime(path / "refs", ns=(1, 1))  # the folder looks changed: the next ingest lists it
+    ingest_path(path)
+    assert Ref.objects.get(name="refs/r-new.md").size == ref.stat().st_size
+    assert_ref_figures(path)
 
 
 def test_ref_figures_move_by_deltas(agent_dir: Path) -> None:
