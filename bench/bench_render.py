@@ -381,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     print(f"canvas render in chromium ({'quick, ' if args.quick else ''}best of {runs} for first renders; floor = bare mermaid.js on the same text, same run;"
           f" load average {load_before:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores, {time.perf_counter() - started:.0f} s)")
-    head = f"{'canvas':<13}{'default view':>14}{'expanded':>11}{'mermaid':>10}{'ratio':>8}{'click→panel':>13}{'1st':>7}{'edit':>9}{'mermaid':>9}{'ratio':>8}{'zoom frame':>12}{'p95':>8}{'mermaid':>9}"
+    head = f"{'canvas':<13}{'default view':>14}{'expanded':>11}{'mermaid':>10}{'ratio':>8}{'click→panel':>13}{'1st':>9}{'edit':>9}{'mermaid':>9}{'ratio':>8}{'zoom frame':>12}{'p95':>8}{'mermaid':>9}"
     print(head)
     failures = []
     for r in rows:
@@ -389,7 +389,7 @@ def main(argv: list[str] | None = None) -> int:
         label = f"{n} {'flat' if 'flat' in r['name'] else 'nested'}"
         print(
             f"{label:<13}{fmt_ms(r['default']):>9} ({r['drawn_default']:>3}){fmt_ms(r['expanded']):>11}{fmt_ms(r['bare']):>10}{ratio(r['expanded'], r['bare']):>8}"
-            f"{fmt_ms(r['click']):>13}{fmt_ms(r['first_click']):>7}{fmt_ms(r['edit']):>9}{fmt_ms(r['bare_edit']):>9}{ratio(r['edit'], r['bare_edit']):>8}"
+            f"{fmt_ms(r['click']):>13}{fmt_ms(r['first_click']):>9}{fmt_ms(r['edit']):>9}{fmt_ms(r['bare_edit']):>9}{ratio(r['edit'], r['bare_edit']):>8}"
             f"{fmt_ms(r['frame']):>12}{fmt_ms(r['frame_p95']):>8}{fmt_ms(r['bare_frame']):>9}"
         )
         if n >= 300 and max(r["default"], r["expanded"]) > TARGETS["first"]:
