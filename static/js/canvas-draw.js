@@ -124,8 +124,8 @@
     let [x0, y0] = pts[0], [x1, y1] = pts[1];
     let at = [(5 * x0 + x1) / 6, (5 * y0 + y1) / 6];
     segs.push({ a: pts[0], b: at });
-    const cubic = (x, y) => {
-      const b = [(x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6];
+    const cubic = (x, y, end) => {
+      const b = end || [(x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6];
       segs.push({ a: at, c1: [(2 * x0 + x1) / 3, (2 * y0 + y1) / 3], c2: [(x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3], b });
       at = b;
     };
@@ -134,7 +134,7 @@
       cubic(x, y);
       [x0, y0, x1, y1] = [x1, y1, x, y];
     }
-    cubic(2 * x1 - x0, 2 * y1 - y0); // its end point is (x1, y1), the last point
+    cubic(2 * x1 - x0, 2 * y1 - y0, [x1, y1]); // ends exactly on the last point
     return segs;
   }
   const f1 = (v) => v.toFixed(1);

@@ -56,7 +56,7 @@
     for (const sheet of document.styleSheets) {
       let list;
       try { list = sheet.cssRules; } catch (e) { continue; }
-      for (const r of list) if (r.selectorText && /(^|[\s,])(svg)?\.mc\b/.test(r.selectorText) && !/lod-far|selected|hit|focus/.test(r.selectorText)) rules.push(r.cssText);
+      for (const r of list) if (r.selectorText && /(^|[\s,])(svg)?\.mc(?![\w-])/.test(r.selectorText) && !/lod-far|selected|hit|focus/.test(r.selectorText)) rules.push(r.cssText);
     }
     const css = rules.join("\n");
     const root = getComputedStyle(document.documentElement);

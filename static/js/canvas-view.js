@@ -29,22 +29,6 @@
       minZoom: 0.01, maxZoom: 8, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
       onZoom: changed, onPan: changed, onUpdatedCTM: paint,
     });
-    // The selection is drawn on a layer of its own above the drawing, moved with it: marking a
-    // node inside a 1000-node SVG had the whole drawing re-rastered on every click (100-250 ms
-    // of raster work in a trace), and the frame with the node's panel waited behind it.
-    const marks = document.createElementNS(SVG_NS, "svg");
-    marks.setAttribute("class", "mc-marks");
-    marks.setAttribute("aria-hidden", "true");
-    const marked = marks.appendChild(document.createElementNS(SVG_NS, "g"));
-    host.insertAdjacentElement("afterend", marks);
-    function mark(ids) {
-      const rings = [];
-      for (const id of ids) {
-        const b = model.boxes.get(id);
-        if (b) rings.push(`<rect x="${b.x - b.w / 2 - MARK_PAD}" y="${b.y - b.h / 2 - MARK_PAD}" width="${b.w + 2 * MARK_PAD}" height="${b.h + 2 * MARK_PAD}" rx="${MARK_PAD + 3}"/>`);
-      }
-      marked.innerHTML = rings.join("");
-    }
     let painted = null; // the view the SVG content was last painted at
     function paint() {
       const k = pz.getSizes().realZoom, p = pz.getPan();
@@ -203,6 +187,22 @@
       const x = ox + (r.x - miniBox.x) * m + (r.w * m - w) / 2, y = oy + (r.y - miniBox.y) * m + (r.h * m - h) / 2;
       miniView.style.transform = `translate(${x}px,${y}px) scale(${w / 100},${h / 100})`;
     }
+    // The selection is drawn on a layer of its own above the drawing, moved with it: marking a
+    // node inside a 1000-node SVG had the whole drawing re-rastered on every click (100-250 ms
+    // of raster work in a trace), and the frame with the node's panel waited behind it.
+    const marks = document.createElementNS(SVG_NS, "svg");
+    marks.setAttribute("class", "mc-marks");
+    marks.setAttribute("aria-hidden", "true");
+    const marked = marks.appendChild(document.createElementNS(SVG_NS, "g"));
+    function mark(ids) {
+      const rings = [];
+      for (const id of ids) {
+        const b = model.boxes.get(id);
+        if (b) rings.push(`<rect x="${b.x - b.w / 2 - MARK_PAD}" y="${b.y - b.h / 2 - MARK_PAD}" width="${b.w + 2 * MARK_PAD}" height="${b.h + 2 * MARK_PAD}" rx="${MARK_PAD + 3}"/>`);
+      }
+      marked.innerHTML = rings.join("");
+    }
+    host.insertAdjacentElement("afterend", marks);
     buildMinimap();
     paint();
     lod();

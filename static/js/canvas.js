@@ -229,7 +229,7 @@
     if (hidden.length) { hidden.forEach((g) => collapsed.delete(g)); drawNow(); }
     selection = [id];
     showSelection();
-    if (!view.focusNode(id)) return false;
+    if (!view || !view.focusNode(id)) return false; // not drawn (yet): the caller opens the panel
     if (open) openNode(id, { focus: false });
     writeUrl();
     const g = hostEl().querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
@@ -369,10 +369,10 @@
       toggleSelected(id);
       return;
     }
-    if (!diagramEl()) return; // no drawing: the link opens the node's page
+    if (!diagramEl()) return; // no canvas on this page: the link opens the node's page
     ev.preventDefault();
+    openNode(id); // first: the panel opens even when the drawing cannot show the node
     reveal(id, { open: false });
-    openNode(id);
   }, true);
 
   const SHORTCUTS = { m: "merge", a: "annotate", s: "status", e: "edit", g: "edge", t: "meta", Delete: "prune" };

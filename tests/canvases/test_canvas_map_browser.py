@@ -119,6 +119,7 @@ def test_find_brings_a_hidden_node_into_view_and_the_url_follows(live_server, pa
     page.locator(f'#node-panel .node-detail[data-node="{target}"]').wait_for(timeout=10000)
     node = page.locator(f'#diagram g.node[data-memviz-id="{target}"]')
     assert node.count() == 1 and "selected" in (node.get_attribute("class") or "")
+    assert page.locator("#diagram svg.mc-marks rect").count() == 1
     assert in_view(page, target) and on_screen_font_px(page) >= 11
     collapsed, fragment = url_state(page)
     assert fragment == f"node={target}"
@@ -143,9 +144,24 @@ def test_deep_links_and_the_node_list_focus_the_canvas(live_server, page, data) 
     page.locator(f'.node-list li[data-node="{other}"] a.node-link').click()
     page.locator(f'#node-panel .node-detail[data-node="{other}"]').wait_for(timeout=10000)
     assert page.evaluate("location.pathname") == path  # the panel, not the node's own page
+    assert page.locator("#diagram svg.mc-marks rect").count() == 1
     assert in_view(page, other)
     assert url_state(page)[1] == f"node={other}"
     shot(page, "canvas-deep-link.png")
+
+
+def test_the_node_list_opens_the_panel_when_no_drawing_is_up(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+    # The list's links open the panel through canvas.js; with no drawing (it failed, or the
+    # fonts are still loading) a click must still open the node, not do nothing.
+    page.add_init_script(
+        "(() => { let v; Object.defineProperty(window, 'memvizView', { configurable: true, get: () => v,"
+        " set: (x) => { v = { ...x, attach: () => { throw new Error('no drawing'); } }; } }); })();"
+    )
+    page.goto(f"{live_server.url}/a/main/c/{NESTED}/")
+    page.wait_for_function("() => document.querySelector('#diagram svg.mc') && window.memvizCanvas && !memvizCanvas.view()")
+    other = "800-N7"
+    page.locator(f'.node-list li[data-node="{other}"] a.node-link').click()
+    page.locator(f'#node-panel .node-detail[data-node="{other}"]').wait_for(timeout=10000)
 
 
 def test_collapsed_groups_live_in_the_url(live_server, page, data) -> None:  # type: ignore[no-untyped-def]

@@ -48,6 +48,7 @@ def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: 
     node(page, "002-N3").click(modifiers=["Shift"])
     assert page.locator("#selection-list").inner_text() == "002-N2, 002-N3"
     assert "selected" in (node(page, "002-N3").get_attribute("class") or "")
+    assert page.locator("#diagram svg.mc-marks rect").count() == 2  # a ring around each
     page.keyboard.press("?")
     assert page.locator("#shortcut-help").is_visible()
     page.keyboard.press("Escape")
