@@ -182,7 +182,8 @@ def _scan_dir(
     # names each file once, and the agent's lock keeps other writers out. Looking up 2,000
     # names a batch went down the name index once per name: at 250k refs an agent, 73 ms a
     # batch on PostgreSQL (37 s of a 1M-row ingest).
-    first = not Ref.objects.filter(agent=agent, name__startswith=prefix).exists()
+    indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).count()
+    first = indexed == 0
     with os.scandir(refs_dir) as entries:
         batch: list[str] = []
         for entry in entries:
@@ -198,8 +199,9 @@ def _scan_dir(
         seen += len(batch)
         change.add(refs_named(agent, folder, batch, none_known=first))
     # Every listed file is in the index now; more names in the index means some were deleted.
-    indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).count()
-    if indexed > seen:
+    # (What the index holds now follows from the count before and this scan's own inserts and
+    # deletes: counting again went over the agent's refs a second time.)
+    if indexed + change.count > seen:
         stale = []
         for pk, name, size in (
             Ref.objects.filter(agent=agent, name__startswith=prefix)
