@@ -8,7 +8,7 @@ count and on exactly the rows carrying those ids. Agent totals are sums over its
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from django.db import connection
@@ -131,17 +131,33 @@ class PlacedLookup:
     """Which row node ids a canvas of the agent draws, asked per batch of rows at ingest.
 
     Only the ids a batch carries are looked up (and remembered), so appending one row costs
-    one small query whatever the number of canvas nodes.
+    one small query whatever the number of canvas nodes. ``before_query`` runs before each
+    such query (the row sink's ``close``: its COPY holds the connection).
     """
 
-    def __init__(self, agent_id: int) -> None:
+    def __init__(self, agent_id: int, before_query: Callable[[], None] = lambda: None) -> None:
         self.agent_id = agent_id
         self.known: dict[str, bool] = {}
+        self.drawn: frozenset[str] | None = None
+        self.before_query = before_query
+
+    def preload(self) -> None:
+        """Read every node id the agent's canvases draw, once: a whole-folder ingest then asks
+        nothing per batch, and its rows stream into one COPY (see ``sessions.row_sink``)."""
+        from canvases.models import CanvasNode
+
+        ids = CanvasNode.objects.filter(agent_id=self.agent_id).order_by().values_list("node_id")
+        self.drawn = frozenset(node_id for (node_id,) in ids)
 
     def prepare(self, node_ids: Iterable[str | None]) -> None:
         from canvases.models import CanvasNode
 
         unknown = sorted({n for n in node_ids if n is not None and n not in self.known})
+        if self.drawn is not None:
+            self._mark(unknown, self.drawn)
+            return
+        if unknown:
+            self.before_query()
         for start in range(0, len(unknown), CHUNK):
             chunk = unknown[start : start + CHUNK]
             drawn = set(
@@ -151,10 +167,11 @@ class PlacedLookup:
                 .order_by()  # the default ordering would join the canvases
                 .values_list("node_id", flat=True)
             )
-            for node_id in chunk:
-                self.known[node_id] = node_id != "wait" and bool(
-                    {node_id, f"n_{node_id}"} & drawn
-                )
+            self._mark(chunk, drawn)
+
+    def _mark(self, node_ids: Iterable[str], drawn: set[str] | frozenset[str]) -> None:
+        for node_id in node_ids:
+            self.known[node_id] = node_id != "wait" and bool({node_id, f"n_{node_id}"} & drawn)
 
     def __contains__(self, node_id: object) -> bool:
         return isinstance(node_id, str) and self.known.get(node_id, False)

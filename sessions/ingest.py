@@ -39,9 +39,9 @@ from sessions.ref_index import RefsChange, ref_name_for, refs_full_scan, refs_na
 from sessions.row_ingest import (
     SessionsContext,
     folder_relpath,
-    ingest_session_file,
     session_rows_forget,
     sessions_context,
+    sessions_ingest,
 )
 
 log = logging.getLogger(__name__)
@@ -145,7 +145,9 @@ def statistics_refresh(rows_added: int) -> None:
 
 @contextlib.contextmanager
 def _changed_paths(changed: Iterable[str | Path] | None) -> Iterator[None]:
-    token = _changed.set(None if changed is None else frozenset(os.path.abspath(p) for p in changed))
+    token = _changed.set(
+        None if changed is None else frozenset(os.path.abspath(p) for p in changed)
+    )
     try:
         yield
     finally:
@@ -213,10 +215,7 @@ def ingest_agent(
             announce=agent.ingested_at is not None,
         )
     )
-    for session_file in folder.session_files:
-        if _named(changed, session_file.path):
-            ingest_session_file(ctx, session_file)
-        tick(f"{agent.slug}: {session_file.path.name}")
+    sessions_ingest(ctx, [f for f in folder.session_files if _named(changed, f.path)], tick)
     seen = {s.session_id for s in folder.session_files}
     gone = [s for sid, s in ctx.sessions.items() if sid not in seen]
     for session in gone:

@@ -1,9 +1,12 @@
-"""Ingest of one offload JSONL: new rows appended to the index, or the file re-read after a rewrite.
+"""Ingest of one agent's offload JSONLs: new rows appended to the index, or a file re-read
+after a rewrite.
 
-Rows are streamed in batches (``RowStream``) and inserted with one statement per batch: an
-executemany on SQLite, a COPY on PostgreSQL (with each row's search document). Per-session
-figures (rows, summary bytes, first/last timestamp) move with each batch; per-node counts move
-with the rows through the database's triggers. Nothing here reads all of a session's rows.
+Each file is checked first (what was read before, sessions created, a rewrite's old rows
+forgotten), then the rows of every file are streamed in batches (``RowStream``) into the row
+sink (``sessions.row_sink``: an executemany on SQLite, one COPY on PostgreSQL), then each
+file's session and read position are recorded. Per-session figures (rows, summary bytes,
+first/last timestamp) move with each batch; per-node counts move with the rows through the
+database's triggers. Nothing here reads all of a session's rows.
 """
 
 from __future__ import annotations
@@ -16,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from django.db import connection
-
 from memviz.fields import NUL, nul_free
 from sessions import search_index
 from sessions.counters import PlacedLookup
@@ -26,6 +27,7 @@ from sessions.memory.jsonl import RowStream
 from sessions.memory.layout import AgentFolder, SessionFile
 from sessions.memory.row_fields import offloaded_text
 from sessions.models import Agent, AgentSession, Row, TrackedFile
+from sessions.row_sink import SUMMARY, RowSink
 from sessions.tracked import prefix_digest, quick_digest
 
 if TYPE_CHECKING:
@@ -46,23 +48,6 @@ KNOWN_ROW_KEYS = frozenset(
 )
 ROW_BATCH = 5000
 SETTLE_SECONDS = 0.5
-COLUMNS = (
-    "agent_id",
-    "session_id",
-    "line_no",
-    "offset",
-    "tool_call_id",
-    "normalized_id",
-    "tool_call",
-    "summary",
-    "score",
-    "node_id",
-    "result_ref",
-    "offloaded",
-    "timestamp",
-    "extra",
-    "placed",
-)
 
 
 @dataclass
@@ -82,9 +67,13 @@ class SessionsContext:
     announce: bool = True  # collect new rows' ids for the live broadcast
     # result_ref values of new rows, by the folder they are relative to (live path only)
     result_refs: dict[Path, set[str]] = field(default_factory=dict)
+    sink: RowSink = field(default_factory=RowSink)
 
 
 def sessions_context(ctx: SessionsContext) -> SessionsContext:
+    ctx.placed.before_query = ctx.sink.close
+    if not ctx.live:
+        ctx.placed.preload()
     ctx.sessions = {s.session_id: s for s in AgentSession.objects.filter(agent=ctx.agent)}
     ctx.tracked = {t.relpath: t for t in TrackedFile.objects.filter(agent=ctx.agent, kind="jsonl")}
     return ctx
@@ -94,13 +83,48 @@ def folder_relpath(folder: AgentFolder, path: Path) -> str:
     return os.path.relpath(path, folder.path)
 
 
-def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None:
+def sessions_ingest(
+    ctx: SessionsContext, files: list[SessionFile], tick: Callable[[str], None]
+) -> None:
+    """Ingest the given session files: check each, stream all their rows, record each.
+
+    The rows of every file go through one sink, so on PostgreSQL one COPY carries them all
+    unless a query in between (a live append's node lookup) closes it.
+    """
+    reads = [read for f in files if (read := session_file_check(ctx, f)) is not None]
+    with ctx.sink:
+        for read in reads:
+            session_file_rows(ctx, read)
+            tick(f"{ctx.agent.slug}: {read.session_file.path.name}")
+    for read in reads:
+        session_file_record(ctx, read)
+
+
+@dataclass
+class FileRead:
+    """One session file between its check and its record."""
+
+    session_file: SessionFile
+    relpath: str
+    session: AgentSession
+    tracked: TrackedFile
+    st: os.stat_result
+    stream: RowStream
+    problems: list[dict]
+    old_ids: set[str]  # tool_call_ids indexed before a rewrite: not news when read again
+    digest_from: int
+    digest_base: str
+
+
+def session_file_check(ctx: SessionsContext, session_file: SessionFile) -> FileRead | None:
+    """Everything before the rows: is there anything new, from which offset, for which
+    session (created or updated here; a rewrite's old rows are forgotten here)."""
     folder, agent, report = ctx.folder, ctx.agent, ctx.report
     relpath = folder_relpath(folder, session_file.path)
     tracked = ctx.tracked.get(relpath)
     st = _settled_stat(session_file.path, tracked.offset if tracked else 0)
     if st is None:
-        return
+        return None
     session = ctx.sessions.get(session_file.session_id)
     key = ctx.keys_by_session.get(session_file.session_id)
     if session is None:
@@ -114,47 +138,69 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
         session.save(update_fields=["relpath", "session_key"])
     if tracked and tracked.size == st.st_size and tracked.mtime_ns == st.st_mtime_ns:
         report.files_skipped += 1
-        return
+        return None
     if tracked is None:
         tracked = TrackedFile(agent=agent, relpath=relpath, kind="jsonl", offset=0)
-    appended = tracked.pk is not None and _only_grew(session_file.path, st, tracked, ctx.live)
-    old_ids: set[str] | None = None
-    if appended:
-        problems = [p for p in session.problems if p.get("kind") != "partial"]
-        stream = RowStream(
-            session_file.path,
-            start_offset=tracked.offset,
-            start_line_no=tracked.line_no,
-            batch_rows=ROW_BATCH,
-        )
-        digest_from, digest_base = tracked.offset, tracked.prefix_hash
-    else:
-        if tracked.pk is not None:
-            # A rewrite in place: rows already indexed are not news, only ids never seen before.
-            old_ids = set(
-                Row.objects.filter(session=session).values_list("tool_call_id", flat=True)
-            )
-            report.sessions_reread += 1
-            ctx.delta.sessions_reread.append(session_file.session_id)
-        session_rows_forget(session)
-        problems = []
-        stream = RowStream(session_file.path, batch_rows=ROW_BATCH)
-        digest_from, digest_base = 0, ""
     report.files_read += 1
+    if tracked.pk is not None and _only_grew(session_file.path, st, tracked, ctx.live):
+        return FileRead(
+            session_file,
+            relpath,
+            session,
+            tracked,
+            st,
+            RowStream(
+                session_file.path,
+                start_offset=tracked.offset,
+                start_line_no=tracked.line_no,
+                batch_rows=ROW_BATCH,
+            ),
+            problems=[p for p in session.problems if p.get("kind") != "partial"],
+            old_ids=set(),
+            digest_from=tracked.offset,
+            digest_base=tracked.prefix_hash,
+        )
+    old_ids: set[str] = set()
+    if tracked.pk is not None:
+        # A rewrite in place: rows already indexed are not news, only ids never seen before.
+        old_ids = set(Row.objects.filter(session=session).values_list("tool_call_id", flat=True))
+        report.sessions_reread += 1
+        ctx.delta.sessions_reread.append(session_file.session_id)
+    session_rows_forget(session)
+    return FileRead(
+        session_file,
+        relpath,
+        session,
+        tracked,
+        st,
+        RowStream(session_file.path, batch_rows=ROW_BATCH),
+        problems=[],
+        old_ids=old_ids,
+        digest_from=0,
+        digest_base="",
+    )
+
+
+def session_file_rows(ctx: SessionsContext, read: FileRead) -> None:
+    """Stream the file's new rows into the sink (no query unless the node lookup needs one)."""
     new_ids: list[str] = []
-    for batch in stream:
-        rows_insert(agent, session, batch, ctx.placed)
-        report.rows_added += len(batch)
+    old_ids = read.old_ids
+    for batch in read.stream:
+        rows_insert(ctx, read.session, batch)
+        ctx.report.rows_added += len(batch)
         if ctx.announce:
-            new_ids += [
-                r.tool_call_id for r in batch if old_ids is None or r.tool_call_id not in old_ids
-            ]
+            new_ids += [r.tool_call_id for r in batch if r.tool_call_id not in old_ids]
         if ctx.live:
-            refs = ctx.result_refs.setdefault(session_file.layout_dir, set())
+            refs = ctx.result_refs.setdefault(read.session_file.layout_dir, set())
             refs.update(r.result_ref for r in batch if r.result_ref)
     if new_ids:
-        ctx.delta.new_rows.setdefault(session_file.session_id, []).extend(new_ids)
-    problems += [
+        ctx.delta.new_rows.setdefault(read.session_file.session_id, []).extend(new_ids)
+
+
+def session_file_record(ctx: SessionsContext, read: FileRead) -> None:
+    """Save the session's figures and problems, and how far the file was read."""
+    stream, session, tracked = read.stream, read.session, read.tracked
+    problems = read.problems + [
         {
             "line_no": p.line_no,
             "offset": p.offset,
@@ -174,7 +220,7 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
                 "excerpt": "",
             }
         )
-    report.problems += len(stream.problems)
+    ctx.report.problems += len(stream.problems)
     session.problems = problems
     session.save(
         update_fields=[
@@ -185,16 +231,17 @@ def ingest_session_file(ctx: SessionsContext, session_file: SessionFile) -> None
             "last_timestamp",
         ]
     )
-    tracked.size = st.st_size
-    tracked.mtime_ns = st.st_mtime_ns
+    path = read.session_file.path
+    tracked.size = read.st.st_size
+    tracked.mtime_ns = read.st.st_mtime_ns
     tracked.offset = stream.end_offset
     tracked.line_no = stream.next_line_no
     tracked.prefix_hash = prefix_digest(
-        session_file.path, stream.end_offset, start=digest_from, base=digest_base
+        path, stream.end_offset, start=read.digest_from, base=read.digest_base
     )
-    tracked.quick_hash = quick_digest(session_file.path, stream.end_offset)
+    tracked.quick_hash = quick_digest(path, stream.end_offset)
     tracked.save()
-    ctx.tracked[relpath] = tracked
+    ctx.tracked[read.relpath] = tracked
 
 
 def _only_grew(path: Path, st: os.stat_result, tracked: TrackedFile, live: bool) -> bool:
@@ -272,35 +319,16 @@ def _values(
     return values
 
 
-def rows_insert(
-    agent: Agent, session: AgentSession, rows: list[FileRow], placed: PlacedLookup
-) -> None:
-    """Insert one batch in one statement (the ORM's per-object cost dominates at 100k rows),
-    index it for search, and move the session's figures. PostgreSQL gets a COPY with each
-    row's search document (it builds no tsvector itself)."""
+def rows_insert(ctx: SessionsContext, session: AgentSession, rows: list[FileRow]) -> None:
+    """Send one batch to the sink and move the session's figures."""
     if not rows:
         return
+    placed = ctx.placed
     placed.prepare(row.node_id for row in rows)
-    batch = [_values(agent, session, row, placed, offloaded_text) for row in rows]
-    quote = connection.ops.quote_name
-    table = quote(Row._meta.db_table)
-    names = ", ".join(quote(c) for c in COLUMNS)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({names}, search) FROM STDIN") as copy:
-                for values in batch:
-                    copy.write_row((*values, search_index.row_document(values[6], values[7])))
-        else:
-            cursor.executemany(
-                f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})",
-                batch,
-            )
-            # AUTOINCREMENT ids of one executemany under the write lock are consecutive.
-            cursor.execute("SELECT last_insert_rowid()")
-            (last,) = cursor.fetchone()
-            search_index.rows_index_range(cursor, last - len(batch) + 1, last)
+    batch = [_values(ctx.agent, session, row, placed, offloaded_text) for row in rows]
+    ctx.sink.write(batch)
     if not session.rows_count:
         session.first_timestamp = rows[0].timestamp[:64]
     session.last_timestamp = rows[-1].timestamp[:64]
     session.rows_count += len(rows)
-    session.summary_bytes += sum(len(values[7].encode("utf-8")) for values in batch)
+    session.summary_bytes += sum(len(values[SUMMARY].encode("utf-8")) for values in batch)

@@ -1,0 +1,78 @@
+"""Where ingested rows go: one statement per batch on SQLite, one open COPY on PostgreSQL.
+
+On PostgreSQL the rows of an agent's session files stream into one COPY
+(``sessions.copy_stream``), each with its search document, so the server indexes one file
+while Python parses the next. Whoever needs the database in between calls ``close()`` first.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+
+from django.db import connection
+
+from sessions import search_index
+from sessions.copy_stream import CopyStream
+from sessions.models import Row
+
+COLUMNS = (
+    "agent_id",
+    "session_id",
+    "line_no",
+    "offset",
+    "tool_call_id",
+    "normalized_id",
+    "tool_call",
+    "summary",
+    "score",
+    "node_id",
+    "result_ref",
+    "offloaded",
+    "timestamp",
+    "extra",
+    "placed",
+)
+TOOL_CALL, SUMMARY = COLUMNS.index("tool_call"), COLUMNS.index("summary")
+
+
+class RowSink:
+    def __init__(self) -> None:
+        self.copies = CopyStream()
+
+    def write(self, batch: list[tuple]) -> None:
+        """Insert rows given as ``COLUMNS`` values, and index them for search."""
+        if not batch:
+            return
+        quote = connection.ops.quote_name
+        table = quote(Row._meta.db_table)
+        names = ", ".join(quote(c) for c in COLUMNS)
+        if connection.vendor == "postgresql":
+            document = search_index.row_document
+            self.copies.write_rows(
+                f"COPY {table} ({names}, search) FROM STDIN",
+                ((*v, document(v[TOOL_CALL], v[SUMMARY])) for v in batch),
+            )
+            return
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(COLUMNS))})",
+                batch,
+            )
+            # AUTOINCREMENT ids of one executemany under the write lock are consecutive.
+            cursor.execute("SELECT last_insert_rowid()")
+            (last,) = cursor.fetchone()
+            search_index.rows_index_range(cursor, last - len(batch) + 1, last)
+
+    def close(self) -> None:
+        self.copies.close()
+
+    def __enter__(self) -> RowSink:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self.copies.__exit__(kind, error, trace)
