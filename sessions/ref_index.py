@@ -23,6 +23,7 @@ from django.db import connection
 
 from memviz.fields import nul_free
 from sessions import search_index
+from sessions.copy_stream import CopyStream
 from sessions.memory.layout import AgentFolder, is_ignored_name
 from sessions.memory.refs import read_ref_header
 from sessions.models import Agent, Ref, TrackedFile
@@ -112,17 +113,27 @@ def _known(agent: Agent, names: list[str]) -> list[tuple[int, str, int, int]]:
 
 
 def refs_named(
-    agent: Agent, folder: AgentFolder, names: Iterable[str], *, none_known: bool = False
+    agent: Agent,
+    folder: AgentFolder,
+    names: Iterable[str],
+    *,
+    none_known: bool = False,
+    copies: CopyStream | None = None,
 ) -> RefsChange:
     """Bring the index in line with the disk for these ref names only. ``none_known``: the
-    caller knows none of them is indexed (the first scan of a folder), so none is looked up."""
+    caller knows none of them is indexed (the first scan of a folder), so none is looked up.
+    New refs go to ``copies`` (on PostgreSQL a COPY the caller may keep open across calls;
+    it is closed before any lookup)."""
+    if copies is None:
+        with CopyStream() as own:
+            return refs_named(agent, folder, names, none_known=none_known, copies=own)
     change = RefsChange()
     for chunk in _chunks(sorted(set(names))):
-        known = (
-            {}
-            if none_known
-            else {name: (pk, size, mtime) for pk, name, size, mtime in _known(agent, chunk)}
-        )
+        if none_known:
+            known = {}
+        else:
+            copies.close()
+            known = {name: (pk, size, mtime) for pk, name, size, mtime in _known(agent, chunk)}
         new, changed, gone = [], [], []
         for name in chunk:
             entry = known.get(name)
@@ -142,7 +153,7 @@ def refs_named(
                 new.append((name, *found))
             else:
                 changed.append((entry[0], entry[1], name, *found))
-        change.add(_apply(agent, folder, new, changed, gone))
+        change.add(_apply(agent, folder, new, changed, gone, copies))
     return change
 
 
@@ -184,7 +195,7 @@ def _scan_dir(
     # batch on PostgreSQL (37 s of a 1M-row ingest).
     indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).count()
     first = indexed == 0
-    with os.scandir(refs_dir) as entries:
+    with os.scandir(refs_dir) as entries, CopyStream() as copies:
         batch: list[str] = []
         for entry in entries:
             if entry.name.startswith(".") or not entry.name.endswith(".md"):
@@ -194,10 +205,10 @@ def _scan_dir(
             batch.append(prefix + entry.name)
             if len(batch) >= BATCH:
                 seen += len(batch)
-                change.add(refs_named(agent, folder, batch, none_known=first))
+                change.add(refs_named(agent, folder, batch, none_known=first, copies=copies))
                 batch = []
         seen += len(batch)
-        change.add(refs_named(agent, folder, batch, none_known=first))
+        change.add(refs_named(agent, folder, batch, none_known=first, copies=copies))
     # Every listed file is in the index now; more names in the index means some were deleted.
     # (What the index holds now follows from the count before and this scan's own inserts and
     # deletes: counting again went over the agent's refs a second time.)
@@ -210,7 +221,7 @@ def _scan_dir(
         ):
             if not os.path.lexists(folder.path / name):
                 stale.append((pk, size))
-        change.add(_apply(agent, folder, [], [], stale))
+        change.add(_apply(agent, folder, [], [], stale, CopyStream()))
     return change
 
 
@@ -226,12 +237,16 @@ def _apply(
     new: list[tuple],
     changed: list[tuple],
     gone: list[tuple[int, int]],
+    copies: CopyStream,
 ) -> RefsChange:
-    """Write one batch to the index; returns its contribution to the agent's figures."""
+    """Write one batch to the index; returns its contribution to the agent's figures. New
+    refs go to ``copies`` on PostgreSQL; anything else closes it first."""
     change = RefsChange(new=[item[0] for item in new], indexed=len(new) + len(changed))
     change.count = len(new) - len(gone)
     change.size = sum(item[1] for item in new) - sum(size for _pk, size in gone)
     with_text = settings.MEMVIZ_INDEX_REF_TEXT
+    if gone or changed:
+        copies.close()
     if gone:
         pks = [pk for pk, _size in gone]
         search_index.refs_unindex(pks)
@@ -245,28 +260,29 @@ def _apply(
         search_index.refs_unindex([item[0] for item in changed])
         search_index.refs_index([(item[0], _ref_text(folder.path / item[2])) for item in changed])
     if new:
-        _insert(agent, folder, new, with_text)
+        _insert(agent, folder, new, with_text, copies)
     return change
 
 
-def _insert(agent: Agent, folder: AgentFolder, refs: list[tuple], with_text: bool) -> None:
-    """Insert new refs, one statement (PostgreSQL: one COPY) per batch, texts indexed if asked."""
+def _insert(
+    agent: Agent, folder: AgentFolder, refs: list[tuple], with_text: bool, copies: CopyStream
+) -> None:
+    """Insert new refs, one statement per batch (PostgreSQL: rows of the open COPY), texts
+    indexed if asked."""
     columns = ["agent_id", "name", "size", "mtime_ns", "tool", "call_id", "timestamp"]
     values = [(agent.pk, *nul_free(r)) for r in refs]
     quote = connection.ops.quote_name
     table = quote(Ref._meta.db_table)
+    if connection.vendor == "postgresql":
+        if with_text:
+            columns.append("search")
+            values = [
+                (*v, tsvector_literal(_ref_text(folder.path / r[0])))
+                for v, r in zip(values, refs, strict=True)
+            ]
+        copies.write_rows(f"COPY {table} ({', '.join(columns)}) FROM STDIN", values)
+        return
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            if with_text:
-                columns.append("search")
-                values = [
-                    (*v, tsvector_literal(_ref_text(folder.path / r[0])))
-                    for v, r in zip(values, refs, strict=True)
-                ]
-            with cursor.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
-                for value in values:
-                    copy.write_row(value)
-            return
         cursor.executemany(
             f"INSERT INTO {table} ({', '.join(quote(c) for c in columns)}) "
             f"VALUES ({', '.join(['%s'] * len(columns))})",
