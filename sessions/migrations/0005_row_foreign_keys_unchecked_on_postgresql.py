@@ -8,33 +8,12 @@ millions of rows (and lose the triggers on it).
 import django.db.models.deletion
 from django.db import migrations, models
 
+from sessions.migrations._unchecked_keys import drop_keys, restore_keys
+
 FOREIGN_KEYS = (
     ("agent_id", "agent_sessions_agent"),
     ("session_id", "agent_sessions_agentsession"),
 )
-
-
-def drop(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT conname FROM pg_constraint "
-            "WHERE conrelid = 'agent_sessions_row'::regclass AND contype = 'f'"
-        )
-        for (name,) in cursor.fetchall():
-            cursor.execute(f'ALTER TABLE agent_sessions_row DROP CONSTRAINT "{name}"')
-
-
-def restore(apps, schema_editor) -> None:  # type: ignore[no-untyped-def]
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    with schema_editor.connection.cursor() as cursor:
-        for column, table in FOREIGN_KEYS:
-            cursor.execute(
-                f'ALTER TABLE agent_sessions_row ADD CONSTRAINT "agent_sessions_row_{column}_fk" '
-                f"FOREIGN KEY ({column}) REFERENCES {table} (id) DEFERRABLE INITIALLY DEFERRED"
-            )
 
 
 class Migration(migrations.Migration):
@@ -68,6 +47,11 @@ class Migration(migrations.Migration):
                     ),
                 ),
             ],
-            database_operations=[migrations.RunPython(drop, restore)],
+            database_operations=[
+                migrations.RunPython(
+                    drop_keys("agent_sessions_row"),
+                    restore_keys("agent_sessions_row", FOREIGN_KEYS),
+                )
+            ],
         ),
     ]
