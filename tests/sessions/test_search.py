@@ -237,3 +237,27 @@ def test_postgres_asks_the_gin_index_only_for_rare_words(monkeypatch) -> None:  
     assert search_postgres.plan("部署", "t", "c").index is None
     assert search_postgres.plan("de", "t", "c").index is None  # a short prefix: many words
     assert search_postgres.plan("zqxjv", "t", "c").index == "'zqxjv':*"
+
+
+def test_sqlite_asks_for_a_rare_trigram_the_cover_skips(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """In "module_123.py" the cover's trigrams (mod ule _12 3.p .py) are all common here; only
+    "123" and "23." are rare, and the index is asked for those, with the same hits."""
+    if connection.vendor != "sqlite":
+        pytest.skip("PostgreSQL matches words, not trigrams")
+    monkeypatch.setattr(search, "PROBE", 3)
+    agent = tmp_path / "coder"
+    agent.mkdir()
+    calls = ["module_12.py"] * 4 + ["module_3.py"] * 4 + ["module_123.py", "module_7.py"]
+    lines = [
+        json.dumps({"tool_call_id": f"c{i}", "tool_call": f"read {c}", "summary": "ok"})
+        for i, c in enumerate(calls)
+    ]
+    (agent / f"offload-{SID}.jsonl").write_text("\n".join(lines) + "\n")
+    ingest_path(agent)
+    low, high = search._id_range(search.ROWS, search.Filters())
+    cover = search.trigram_cover("module_123.py")
+    assert cover == ["mod", "ule", "_12", "3.p", ".py"]
+    expression = search._rarest(search.ROWS, cover, low, high, "module_123.py")
+    assert expression == '"123" AND "23."'
+    hits = everything("module_123.py")["rows"]
+    assert hits == scan(Row, ("tool_call", "summary"), "module_123.py") and len(hits) == 1
