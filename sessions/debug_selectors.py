@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from django.db.models import Q
+from django.db import connection
 from django.utils import timezone
 
 from canvases.mermaid import parse
@@ -142,10 +142,20 @@ def _fresh_waits(agent: Agent, now: datetime) -> frozenset[int]:
     # wait rows): an ISO stamp's local date is at most a day behind its UTC date, so older
     # dates compare below the cut-off as strings; anything not starting with a digit is kept.
     cutoff = (now - diag.WAIT_WINDOW - timedelta(days=2)).date().isoformat()
-    waits = Row.objects.filter(agent=agent, node_id="wait").filter(
-        Q(timestamp__gte=cutoff) | Q(timestamp__lt="0")
+    # Two ranges of the partial index row_wait_time: 'wait' is spelled out (a parameter would
+    # not prove the index's condition to SQLite), and an OR of the two was read through the
+    # node index instead, visiting every wait row of the agent (4-6 ms at 1M rows).
+    waits = (
+        "SELECT id, timestamp FROM agent_sessions_row "
+        "WHERE agent_id = %s AND node_id = 'wait' AND timestamp {}"
     )
-    for pk, stamp in waits.order_by().values_list("pk", "timestamp"):
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"{waits.format('>= %s')} UNION ALL {waits.format('< %s')}",
+            [agent.pk, cutoff, agent.pk, "0"],
+        )
+        found = cursor.fetchall()
+    for pk, stamp in found:
         moment = parse_instant(stamp)
         if moment is not None and moment >= now - diag.WAIT_WINDOW:
             fresh.add(pk)
