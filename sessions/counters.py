@@ -138,21 +138,22 @@ class PlacedLookup:
     def __init__(self, agent_id: int, before_query: Callable[[], None] = lambda: None) -> None:
         self.agent_id = agent_id
         self.known: dict[str, bool] = {}
-        self.drawn: frozenset[str] | None = None
         self.before_query = before_query
-
-    def preload(self) -> None:
-        """Read every node id the agent's canvases draw, once: a whole-folder ingest then asks
-        nothing per batch, and its rows stream into one COPY (see ``sessions.row_sink``)."""
-        from canvases.models import CanvasNode
-
-        ids = CanvasNode.objects.filter(agent_id=self.agent_id).order_by().values_list("node_id")
-        self.drawn = frozenset(node_id for (node_id,) in ids)
+        # True: read every drawn node id at the first batch, then ask nothing per batch (a
+        # whole-folder ingest, whose rows stream into one COPY: see ``sessions.row_sink``)
+        self.whole = False
+        self.drawn: frozenset[str] | None = None
 
     def prepare(self, node_ids: Iterable[str | None]) -> None:
         from canvases.models import CanvasNode
 
         unknown = sorted({n for n in node_ids if n is not None and n not in self.known})
+        if self.whole and self.drawn is None:
+            self.before_query()
+            ids = (
+                CanvasNode.objects.filter(agent_id=self.agent_id).order_by().values_list("node_id")
+            )
+            self.drawn = frozenset(node_id for (node_id,) in ids)
         if self.drawn is not None:
             self._mark(unknown, self.drawn)
             return

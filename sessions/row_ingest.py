@@ -72,8 +72,7 @@ class SessionsContext:
 
 def sessions_context(ctx: SessionsContext) -> SessionsContext:
     ctx.placed.before_query = ctx.sink.close
-    if not ctx.live:
-        ctx.placed.preload()
+    ctx.placed.whole = not ctx.live
     ctx.sessions = {s.session_id: s for s in AgentSession.objects.filter(agent=ctx.agent)}
     ctx.tracked = {t.relpath: t for t in TrackedFile.objects.filter(agent=ctx.agent, kind="jsonl")}
     return ctx
@@ -91,7 +90,12 @@ def sessions_ingest(
     The rows of every file go through one sink, so on PostgreSQL one COPY carries them all
     unless a query in between (a live append's node lookup) closes it.
     """
-    reads = [read for f in files if (read := session_file_check(ctx, f)) is not None]
+    reads = []
+    for session_file in files:
+        if (read := session_file_check(ctx, session_file)) is not None:
+            reads.append(read)
+        else:
+            tick(f"{ctx.agent.slug}: {session_file.path.name}")
     with ctx.sink:
         for read in reads:
             session_file_rows(ctx, read)
