@@ -146,42 +146,36 @@ def session_file_check(ctx: SessionsContext, session_file: SessionFile) -> FileR
     if tracked is None:
         tracked = TrackedFile(agent=agent, relpath=relpath, kind="jsonl", offset=0)
     report.files_read += 1
-    if tracked.pk is not None and _only_grew(session_file.path, st, tracked, ctx.live):
-        return FileRead(
-            session_file,
-            relpath,
-            session,
-            tracked,
-            st,
-            RowStream(
-                session_file.path,
-                start_offset=tracked.offset,
-                start_line_no=tracked.line_no,
-                batch_rows=ROW_BATCH,
-            ),
-            problems=[p for p in session.problems if p.get("kind") != "partial"],
-            old_ids=set(),
-            digest_from=tracked.offset,
-            digest_base=tracked.prefix_hash,
-        )
+    path = session_file.path
     old_ids: set[str] = set()
-    if tracked.pk is not None:
-        # A rewrite in place: rows already indexed are not news, only ids never seen before.
-        old_ids = set(Row.objects.filter(session=session).values_list("tool_call_id", flat=True))
-        report.sessions_reread += 1
-        ctx.delta.sessions_reread.append(session_file.session_id)
-    session_rows_forget(session)
+    if tracked.pk is not None and _only_grew(path, st, tracked, ctx.live):
+        stream = RowStream(
+            path, start_offset=tracked.offset, start_line_no=tracked.line_no, batch_rows=ROW_BATCH
+        )
+        problems = [p for p in session.problems if p.get("kind") != "partial"]
+        digest_from, digest_base = tracked.offset, tracked.prefix_hash
+    else:
+        if tracked.pk is not None:
+            # A rewrite in place: rows already indexed are not news, only ids never seen before.
+            old_ids = set(
+                Row.objects.filter(session=session).values_list("tool_call_id", flat=True)
+            )
+            report.sessions_reread += 1
+            ctx.delta.sessions_reread.append(session_file.session_id)
+        session_rows_forget(session)
+        stream = RowStream(path, batch_rows=ROW_BATCH)
+        problems, digest_from, digest_base = [], 0, ""
     return FileRead(
         session_file,
         relpath,
         session,
         tracked,
         st,
-        RowStream(session_file.path, batch_rows=ROW_BATCH),
-        problems=[],
-        old_ids=old_ids,
-        digest_from=0,
-        digest_base="",
+        stream,
+        problems,
+        old_ids,
+        digest_from,
+        digest_base,
     )
 
 

@@ -7,8 +7,6 @@ while Python parses the next. Whoever needs the database in between calls ``clos
 
 from __future__ import annotations
 
-from types import TracebackType
-
 from django.db import connection
 
 from sessions import search_index
@@ -35,10 +33,7 @@ COLUMNS = (
 TOOL_CALL, SUMMARY = COLUMNS.index("tool_call"), COLUMNS.index("summary")
 
 
-class RowSink:
-    def __init__(self) -> None:
-        self.copies = CopyStream()
-
+class RowSink(CopyStream):
     def write(self, batch: list[tuple]) -> None:
         """Insert rows given as ``COLUMNS`` values, and index them for search."""
         if not batch:
@@ -48,7 +43,7 @@ class RowSink:
         names = ", ".join(quote(c) for c in COLUMNS)
         if connection.vendor == "postgresql":
             document = search_index.row_document
-            self.copies.write_rows(
+            self.write_rows(
                 f"COPY {table} ({names}, search) FROM STDIN",
                 ((*v, document(v[TOOL_CALL], v[SUMMARY])) for v in batch),
             )
@@ -62,17 +57,3 @@ class RowSink:
             cursor.execute("SELECT last_insert_rowid()")
             (last,) = cursor.fetchone()
             search_index.rows_index_range(cursor, last - len(batch) + 1, last)
-
-    def close(self) -> None:
-        self.copies.close()
-
-    def __enter__(self) -> RowSink:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        self.copies.__exit__(kind, error, trace)
