@@ -146,7 +146,7 @@ def _fresh_waits(agent: Agent, now: datetime) -> frozenset[int]:
     # not prove the index's condition to SQLite), and an OR of the two was read through the
     # node index instead, visiting every wait row of the agent (4-6 ms at 1M rows).
     waits = (
-        "SELECT id, timestamp FROM agent_sessions_row "
+        f"SELECT id, timestamp FROM {Row._meta.db_table} "
         "WHERE agent_id = %s AND node_id = 'wait' AND timestamp {}"
     )
     with connection.cursor() as cursor:
