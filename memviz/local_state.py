@@ -10,7 +10,9 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 import stat
+import time
 from pathlib import Path
 
 SECRET_KEY_FILE = "secret_key"
@@ -75,6 +77,30 @@ def _read_key(path: Path) -> str:
     if len(key) < 32:
         raise ValueError(f"{path.name} holds no usable key; delete it to generate a new one")
     return key
+
+
+def demo_copy(source: Path, var_dir: Path) -> Path:
+    """The bundled demo data root, copied once into ``var/demo/`` and served from there.
+
+    Curating the demo then edits memviz's own copy, never a tracked file of the clone. The copy
+    is an agent at rest: its files are dated a day back (a fresh clone's times would read as an
+    agent writing right now). It appears whole: made beside and renamed into place, so two
+    processes starting at once both see one copy.
+    """
+    target = var_dir / "demo" / source.name
+    if target.is_dir():
+        return target
+    private_folder(target.parent)
+    temp = target.parent / f".{source.name}.{os.getpid()}.{secrets.token_hex(4)}"
+    shutil.copytree(source, temp, symlinks=True)
+    at_rest = time.time() - 86_400
+    for path in temp.rglob("*"):
+        os.utime(path, (at_rest, at_rest), follow_symlinks=False)
+    try:
+        temp.rename(target)
+    except OSError:  # another process put its copy in place first
+        shutil.rmtree(temp, ignore_errors=True)
+    return target
 
 
 def is_loopback(host: str) -> bool:

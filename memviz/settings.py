@@ -12,7 +12,13 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
-from memviz.local_state import anonymous_view_allowed, private_file, private_folder, secret_key
+from memviz.local_state import (
+    anonymous_view_allowed,
+    demo_copy,
+    private_file,
+    private_folder,
+    secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # 0700: the index, the secret key, uploads and pushed memory are the running user's alone.
@@ -27,8 +33,11 @@ def _env_bool(name: str, default: bool) -> bool:
 
 
 def _default_data_root() -> Path:
+    """The agent's own folder when this user has one, else memviz's copy of the bundled demo."""
     user_root = Path.home() / ".openclaw" / "context-offload"
-    return user_root if user_root.is_dir() else BASE_DIR / "demo" / "context-offload"
+    if user_root.is_dir():
+        return user_root
+    return demo_copy(BASE_DIR / "demo" / "context-offload", VAR_DIR)
 
 
 def _env_list(name: str, default: str = "") -> list[str]:
@@ -70,7 +79,11 @@ MEMVIZ_ANONYMOUS_VIEW = anonymous_view_allowed(
     BIND_HOST, published=MEMVIZ_PUBLISHED, wanted=MEMVIZ_ANONYMOUS_VIEW_WANTED
 )
 
-MEMVIZ_DATA_ROOT = Path(os.environ.get("MEMVIZ_DATA_ROOT", _default_data_root())).expanduser()
+MEMVIZ_DATA_ROOT = (
+    Path(os.environ["MEMVIZ_DATA_ROOT"]).expanduser()
+    if os.environ.get("MEMVIZ_DATA_ROOT")
+    else _default_data_root()
+)
 # Uploaded and pushed agents live here, in the same on-disk layout as a watched data root.
 MEMVIZ_UPLOAD_ROOT = Path(os.environ.get("MEMVIZ_UPLOAD_ROOT", VAR_DIR / "uploads"))
 MEMVIZ_UPLOAD_MAX_BYTES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_BYTES", 200 * 1024 * 1024))

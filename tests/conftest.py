@@ -10,8 +10,14 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
+# The spec's three example data roots (§9), carried by the tests themselves: a clone tests itself.
+FIXTURE_ROOTS = REPO / "tests" / "fixtures" / "roots"
+# ../shared/fixtures, when a workplace has it beside the clone: an extra corpus, never required.
+EXTRA_FIXTURE_ROOTS = REPO.parent / "shared" / "fixtures"
 ARTIFACTS = REPO / "artifacts"  # screenshots of the browser tests (git-ignored)
+# The browser tests' screenshots of pages worth looking at, beside the curated ones in
+# docs/screenshots/ (git-ignored: a test run never rewrites a tracked file).
+SCREENSHOTS = REPO / "docs" / "screenshots" / "latest"
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; never a downloaded browser
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -35,18 +41,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture
 def fixtures_root(tmp_path: Path) -> Path:
-    """A writable copy of ../shared/fixtures (three data roots, spec §9)."""
-    if not SHARED_FIXTURES.is_dir():
-        pytest.fail(f"the shared fixtures are missing at {SHARED_FIXTURES}")
+    """A writable copy of tests/fixtures/roots (three data roots, spec §9)."""
     target = tmp_path / "fixtures"
-    shutil.copytree(SHARED_FIXTURES, target)
-    # Old mtimes, whatever the copy of shared/ on this machine has: a folder written in the
+    shutil.copytree(FIXTURE_ROOTS, target)
+    # Old mtimes, whatever the checkout's are: a folder written in the
     # last minutes means "the agent is live" to memviz, and these example agents are not.
     long_ago = time.time() - 86_400
     for path in sorted(target.rglob("*"), reverse=True):
         path.chmod(0o755 if path.is_dir() else 0o644)
         os.utime(path, (long_ago, long_ago))
     return target
+
+
+def fixture_canvases() -> dict[str, Path]:
+    """`<root>/<file>` → path of every example canvas: the carried roots, then any canvas of
+    ../shared/fixtures whose text they do not already hold (keyed `shared:<root>/<file>`)."""
+    found = {f"{p.parents[2].name}/{p.name}": p for p in sorted(FIXTURE_ROOTS.glob("*/*/mmds/*.mmd"))}
+    known = {p.read_bytes() for p in found.values()}
+    for path in sorted(EXTRA_FIXTURE_ROOTS.glob("*/*/mmds/*.mmd")):
+        if path.read_bytes() not in known:
+            found[f"shared:{path.parents[2].name}/{path.name}"] = path
+    return found
 
 
 @pytest.fixture(autouse=True)

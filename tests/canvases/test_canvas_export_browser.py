@@ -11,12 +11,13 @@ import pytest
 
 from canvases.mermaid import render_body
 from sessions.ingest import ingest_path
+from tests.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "screenshots"
+
 FILE = "002-migrate-orders-api.mmd"
 
 
@@ -75,8 +76,8 @@ def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_s
     width, height = png_size(png)
     model = page.evaluate("[memvizCanvas.model().width, memvizCanvas.model().height]")
     assert width == pytest.approx((model[0] + 32) * 2, abs=2) and height == pytest.approx((model[1] + 32) * 2, abs=2)
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    (SHOTS / "canvas-export-whole.png").write_bytes(png.read_bytes())
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / "canvas-export-whole.png").write_bytes(png.read_bytes())
     view_png = export(page, "view-png", tmp_path)
     assert png_size(view_png)[0] > 400
 

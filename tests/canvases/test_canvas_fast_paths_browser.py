@@ -2,7 +2,7 @@
 view, the map tools and undo), a click opens the panel with the selection and URL, and pan/zoom
 moves one composited layer that settles into a crisp SVG transform.
 
-Screenshots go to docs/screenshots/canvas-*.png (looked at when they change).
+Screenshots go to docs/screenshots/latest/canvas-*.png (looked at when they change).
 """
 
 from __future__ import annotations
@@ -17,12 +17,13 @@ from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER
 from tests.canvases.browser_login import log_in as sign_in
+from tests.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "screenshots"
+
 BIG = "800-nested-300.mmd"
 
 
@@ -45,8 +46,8 @@ def log_in(page, live_server, next_url: str) -> None:  # type: ignore[no-untyped
 
 
 def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name))
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name))
 
 
 def first_drawn_node(page) -> str:  # type: ignore[no-untyped-def]

@@ -12,16 +12,15 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-FIXTURES = Path("/work/shared/fixtures")
+from tests.conftest import fixture_canvases
+
 CORPUS = Path(__file__).parent / "mermaid" / "corpus"
 
 
 @pytest.fixture
 def clean_folder(tmp_path: Path) -> Path:
-    if not FIXTURES.is_dir():
-        pytest.skip("shared fixtures missing")
-    for mmd in FIXTURES.glob("*/*/mmds/*.mmd"):
-        shutil.copy(mmd, tmp_path / f"{mmd.parents[2].name}-{mmd.name}")
+    for key, mmd in fixture_canvases().items():
+        shutil.copy(mmd, tmp_path / key.replace("/", "-").replace(":", "-"))
     (tmp_path / ".offload.jsonl.tmp-1-2-x.mmd").write_text("garbage")  # ignored dotfile
     return tmp_path
 

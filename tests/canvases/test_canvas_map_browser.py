@@ -1,7 +1,7 @@
 """The canvas as a map, in Debian's chromium: overview and focus, minimap, find, deep links,
 URL state, keyboard, legend and styles, dark mode, 390 px, the broken-canvas page.
 
-Screenshots go to docs/screenshots/canvas-*.png (looked at when they change).
+Screenshots go to docs/screenshots/latest/canvas-*.png (looked at when they change).
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ import pytest
 
 from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
+from tests.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 REPO = Path(__file__).resolve().parents[2]
-SHOTS = REPO / "docs" / "screenshots"
+
 SMALL = "002-migrate-orders-api.mmd"
 FLAT = "900-flat-1000.mmd"
 NESTED = "800-nested-300.mmd"
@@ -63,8 +64,8 @@ def open_canvas(page, live_server, name: str, query: str = "", hash_: str = ""):
 
 
 def shot(page, name: str, full_page: bool = False) -> None:  # type: ignore[no-untyped-def]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / name), full_page=full_page)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
 
 
 def in_view(page, node_id: str) -> bool:  # type: ignore[no-untyped-def]

@@ -10,7 +10,7 @@ from canvases.mermaid import parse, render_body
 from canvases.mermaid.samples import sample_canvas
 
 HERE = Path(__file__).parent
-UPSTREAM = HERE.parents[1].parent / "shared" / "fixtures" / "fixture-a-upstream" / "main" / "mmds"
+UPSTREAM = HERE.parent / "fixtures" / "roots" / "fixture-a-upstream" / "main" / "mmds"
 CORPUS = HERE / "mermaid" / "corpus"
 
 

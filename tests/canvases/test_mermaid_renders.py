@@ -9,11 +9,11 @@ import pytest
 
 from canvases.mermaid import EditError, edits, parse, render_body
 from canvases.mermaid.samples import sample_canvas
+from tests.conftest import FIXTURE_ROOTS, fixture_canvases
 
 REPO = Path(__file__).resolve().parents[2]
 MERMAID_JS = REPO / "node_modules" / "mermaid" / "dist" / "mermaid.min.js"
 CORPUS = Path(__file__).parent / "mermaid" / "corpus"
-FIXTURES = REPO.parent / "shared" / "fixtures"  # the spec's example roots, beside the repo
 PARSE_ALL = """async (texts) => {
   mermaid.initialize({startOnLoad: false, securityLevel: "strict"});
   const results = [];
@@ -54,9 +54,7 @@ def mermaid_parse(chromium_launch: dict):
 
 def canvases() -> dict[str, str]:
     found = {p.name: read(p) for p in sorted(CORPUS.glob("*.mmd"))}
-    found.update(
-        {f"{p.parents[2].name}/{p.name}": read(p) for p in FIXTURES.glob("*/*/mmds/*.mmd")}
-    )
+    found.update({key: read(path) for key, path in fixture_canvases().items()})
     found["crlf-tabs.mmd"] = found["en-canonical.mmd"].replace("\n", "\r\n").replace("    ", "\t")
     found["big-300.mmd"] = sample_canvas(300)
     return found
@@ -146,9 +144,9 @@ def test_edited_files_without_a_metadata_line_parse_below_their_new_header(merma
 
 def test_spec_expectations_for_the_raw_fixture_files(mermaid_parse):
     """§9: the metadata line makes mermaid fail on line 1; 004 (comment metadata) passes raw."""
-    files = {f"{p.parents[2].name}/{p.name}": read(p) for p in FIXTURES.glob("*/*/mmds/*.mmd")}
-    if not files:
-        pytest.skip("shared fixtures missing")
+    files = {
+        f"{p.parents[2].name}/{p.name}": read(p) for p in FIXTURE_ROOTS.glob("*/*/mmds/*.mmd")
+    }
     results = dict(zip(files, mermaid_parse(list(files.values())), strict=True))
     assert results.pop("fixture-b-wild/004-修复CI缓存.mmd") is None
     assert all(error and "line 1" in error for error in results.values()), results

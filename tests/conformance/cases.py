@@ -10,9 +10,9 @@ from pathlib import Path
 
 from canvases.mermaid import EditError, EditResult, edits, parse
 from canvases.mermaid.samples import sample_canvas
+from tests.conftest import fixture_canvases as fixture_canvas_paths
 
 TESTS = Path(__file__).resolve().parents[1]
-SHARED_FIXTURES = TESTS.parents[1] / "shared" / "fixtures"
 CORPUS = TESTS / "canvases" / "mermaid" / "corpus"
 WJ = "\u2060"
 
@@ -46,11 +46,8 @@ def read_exact(path: Path) -> str:
 
 @cache
 def fixture_canvases() -> dict[str, str]:
-    """`<root>/<file>` → text of every canvas of ../shared/fixtures (format spec §9)."""
-    return {
-        f"{path.parents[2].name}/{path.name}": read_exact(path)
-        for path in sorted(SHARED_FIXTURES.glob("*/*/mmds/*.mmd"))
-    }
+    """`<root>/<file>` → text of every example canvas (format spec §9)."""
+    return {key: read_exact(path) for key, path in fixture_canvas_paths().items()}
 
 
 @cache

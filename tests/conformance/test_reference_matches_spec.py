@@ -6,10 +6,14 @@ import re
 
 import pytest
 
-from . import reference
-from .cases import SHARED_FIXTURES
+from tests.conftest import EXTRA_FIXTURE_ROOTS, REPO
 
-SPEC = SHARED_FIXTURES.parent / "format-spec.md"
+from . import reference
+
+# The spec beside the clone when a workplace has it (so a change to it is noticed), else the
+# excerpt of §4.8 the tests carry.
+SPEC_BESIDE = EXTRA_FIXTURE_ROOTS.parent / "format-spec.md"
+SPEC = SPEC_BESIDE if SPEC_BESIDE.is_file() else REPO / "tests" / "fixtures" / "format-spec-4.8.md"
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """Format spec §4.8, rule by rule, as checks on the files memviz writes.
 
-Each test runs over every op on every example canvas (../shared/fixtures, the engine's corpus,
+Each test runs over every op on every example canvas (tests/fixtures/roots, the engine's corpus,
 the plugin's template canvas) with hostile text in every field a person types into, and holds
 the app's emulation of the agent (`agent_view`) against the spec's own rules (`reference`).
 """
@@ -19,9 +19,10 @@ from canvases.mermaid.human_text import human_text
 from canvases.mermaid.samples import sample_canvas
 from canvases.mermaid.tokens import token_count
 from sessions.memory.state_edit import create_minimal_state
+from tests.conftest import FIXTURE_ROOTS
 
 from . import reference
-from .cases import SHARED_FIXTURES, TEMPLATES, WJ, Case, all_canvases, as_typed, file_name, op_cases
+from .cases import TEMPLATES, WJ, Case, all_canvases, as_typed, file_name, op_cases
 
 WRITTEN = [c for c in op_cases() if c.result is not None]
 TYPED = [c for c in WRITTEN if c.field is not None]
@@ -359,7 +360,7 @@ def test_rule_4_8_6_the_change_detector_is_the_agents_fingerprint():
 def test_rule_4_8_7_a_minimal_state_is_what_the_agent_loads(tmp_path: Path):
     agent = tmp_path / "coder"
     (agent / "mmds").mkdir(parents=True)
-    for mmd in (SHARED_FIXTURES / "fixture-b-wild" / "coder" / "mmds").glob("*.mmd"):
+    for mmd in (FIXTURE_ROOTS / "fixture-b-wild" / "coder" / "mmds").glob("*.mmd"):
         (agent / "mmds" / mmd.name).write_bytes(mmd.read_bytes())
     create_minimal_state(agent, "004-修复CI缓存.mmd")
     raw = (agent / "state.json").read_text(encoding="utf-8")

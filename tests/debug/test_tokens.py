@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid import tokens
-from tests.conftest import REPO, SHARED_FIXTURES
+from tests.conftest import FIXTURE_ROOTS, REPO
 
 JS_TIKTOKEN = REPO / "node_modules" / "js-tiktoken"
 
 
 def fixture_texts() -> list[str]:
     texts = []
-    for path in sorted(SHARED_FIXTURES.rglob("*")):
+    for path in sorted(FIXTURE_ROOTS.rglob("*")):
         if path.suffix in {".md", ".mmd", ".jsonl", ".json"} and path.is_file():
             text = path.read_text("utf-8", errors="replace")
             texts.append(text)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid.samples import sample_canvas
+from tests.conftest import fixture_canvases
 
 CORPUS = Path(__file__).parent / "corpus"
-SHARED_FIXTURES = Path("/work/shared/fixtures")
 
 
 def read_exact(path: Path) -> str:
@@ -27,10 +27,7 @@ def corpus_texts() -> dict[str, str]:
 
 
 def fixture_texts() -> dict[str, str]:
-    return {
-        f"{path.parents[2].name}/{path.name}": read_exact(path)
-        for path in sorted(SHARED_FIXTURES.glob("*/*/mmds/*.mmd"))
-    }
+    return {key: read_exact(path) for key, path in fixture_canvases().items()}
 
 
 @pytest.fixture(scope="session")
@@ -40,7 +37,4 @@ def corpus() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def fixtures() -> dict[str, str]:
-    texts = fixture_texts()
-    if not texts:
-        pytest.skip(f"the shared fixture roots are not at {SHARED_FIXTURES}")
-    return texts
+    return fixture_texts()

@@ -1,25 +1,20 @@
-"""Copies of the shared fixture roots, so no test ever writes to the originals."""
+"""Copies of the example data roots (tests/fixtures/roots), so no test writes to the originals."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
-SHARED_FIXTURES = Path(
-    os.environ.get(
-        "MEMVIZ_SHARED_FIXTURES", Path(__file__).resolve().parents[3].parent / "shared" / "fixtures"
-    )
-)
+from tests.conftest import FIXTURE_ROOTS
 
 
 @pytest.fixture
 def fixtures(tmp_path: Path) -> Path:
-    """A private copy of ../shared/fixtures holding fixture-a-upstream, -b-wild, -c-enhanced."""
+    """A private copy of the roots fixture-a-upstream, -b-wild, -c-enhanced."""
     target = tmp_path / "fixtures"
-    shutil.copytree(SHARED_FIXTURES, target, symlinks=True)
+    shutil.copytree(FIXTURE_ROOTS, target, symlinks=True)
     return target
 
 

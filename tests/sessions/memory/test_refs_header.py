@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sessions.memory.refs import read_ref_header, read_ref_info
 
 REPO = Path(__file__).resolve().parents[3]
-SHARED = REPO.parent / "shared" / "fixtures"
+ROOTS = REPO / "tests" / "fixtures" / "roots"
 
 
 def both(path: Path) -> tuple[tuple, tuple]:
@@ -19,7 +19,7 @@ def both(path: Path) -> tuple[tuple, tuple]:
 
 
 def test_same_fields_on_every_real_shaped_ref() -> None:
-    refs = sorted(SHARED.rglob("refs/*.md")) + sorted((REPO / "demo").rglob("refs/*.md"))
+    refs = sorted(ROOTS.rglob("refs/*.md")) + sorted((REPO / "demo").rglob("refs/*.md"))
     assert len(refs) > 30
     for path in refs:
         fast, full = both(path)
