@@ -7,7 +7,6 @@ from typing import Any
 from urllib.parse import quote
 
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponseBadRequest,
@@ -19,6 +18,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from canvases.models import CanvasNode
+from canvases.node_removal import node_removal
 from memviz.pages import json_response, render_page, wants_json
 from sessions import debug_selectors as ds
 from sessions.diagnosis_labels import titled
@@ -245,7 +245,8 @@ def node_locate(request: HttpRequest, agent: str, node: str) -> HttpResponse:
         .first()
     )
     if hit is None:
-        raise Http404(f"node {node!r} is on no canvas of {obj.slug}")
+        context = {"agent": obj, "node_id": node, "removal": node_removal(obj, node)}
+        return render(request, "agent_sessions/node_gone.html", context, status=404)
     url = reverse("canvas", args=[obj.slug, hit.canvas.filename])
     return HttpResponseRedirect(f"{url}#node={quote(hit.node_id, safe='')}")
 

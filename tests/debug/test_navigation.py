@@ -28,6 +28,35 @@ def test_timeline_node_id_links_to_the_node_on_its_canvas(fixtures_root: Path) -
     assert Client().get("/a/main/node/009-N9").status_code == 404
 
 
+def test_a_pruned_nodes_link_names_the_change_that_removed_it(fixtures_root: Path) -> None:
+    from django.contrib.auth.models import User
+
+    from canvases import services
+    from canvases.models import Canvas
+
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    canvas = Canvas.objects.get(filename="002-migrate-orders-api.mmd")
+    services.canvas_apply_edit(
+        canvas=canvas,
+        op="prune",
+        params={"node": "002-N4", "bridge": True},
+        base_hash=canvas.content_hash,
+        user=User.objects.create_user("alice", password="pw"),
+    )
+    response = Client().get("/a/main/node/002-N4")
+    assert response.status_code == 404
+    page = BeautifulSoup(response.content, "html.parser")
+    text = page.select_one(".not-found").get_text(" ", strip=True)
+    assert "002-N4" in text and "prune" in text and "alice" in text and "reclaimer" not in text
+    links = [a["href"] for a in page.select(".not-found a")]
+    pruned = canvas.revisions.get(op="prune").number
+    assert links[0] == f"/a/main/c/002-migrate-orders-api.mmd/history/{pruned}/"
+    assert Client().get(links[0]).status_code == 200
+    # An id no canvas ever drew says so, without blaming anyone.
+    never = BeautifulSoup(Client().get("/a/main/node/002-N99").content, "html.parser")
+    assert "never drew" in never.select_one(".not-found").get_text(" ", strip=True)
+
+
 def test_odd_node_ids_still_render_and_link(tmp_path: Path) -> None:
     from tests.debug.memory_factory import canvas, node, write_agent
 
