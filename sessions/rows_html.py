@@ -44,6 +44,7 @@ def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: boo
     """The ``<ol class="rows">`` of ``rows`` (the dicts of ``sessions.selectors.rows_json``)."""
     node_url = _url_maker("node-locate", agent_slug)
     ref_url = _url_maker("ref", agent_slug)
+    session_url = _url_maker("session", agent_slug)
     score_title = conditional_escape(gettext("replaceability score"))
     no_tool_call = conditional_escape(gettext("(no tool_call)"))
     open_word, loading = (
@@ -73,10 +74,11 @@ def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: boo
         if offloaded:
             state = gettext("offloaded: %(state)s") % {"state": _text(offloaded)}
             head.append(f'<span class="badge offloaded-{_text(offloaded)}">{state}</span>')
-        head.append(
-            f'<span class="muted small">{_text(r.get("timestamp"))} · {_text(r.get("session"))}:'
-            f"{_text(r.get('line_no'))}</span>"
-        )
+        where = f"{_text(r.get('session'))}:{_text(r.get('line_no'))}"
+        if r.get("session"):  # the row in its session's timeline, on the page that holds it
+            at = f"?line={_text(r.get('line_no'))}#row-{_text(r['id'])}"
+            where = f'<a href="{session_url(r["session"])}{at}">{where}</a>'
+        head.append(f'<span class="muted small">{_text(r.get("timestamp"))} · {where}</span>')
         head.append("</div>")
         head.append(f'<p class="summary">{_text(r.get("summary"))}</p>')
         ref = r.get("ref")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from contextlib import suppress
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -15,6 +16,7 @@ from django.shortcuts import get_object_or_404
 
 from canvases.models import Canvas, CanvasNode
 from sessions import counters, search
+from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.models import Agent, AgentSession, Ref, Row
@@ -239,6 +241,8 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
         }
         for s in agent.sessions.all()
     ]
+    sessions.sort(key=lambda s: s["id"])
+    sessions.sort(key=_last_activity, reverse=True)  # newest first; stable: ties stay by id
     unplaced = counters.unplaced_counts(agent)
     return {
         "agent": agent_summary(agent, unplaced),
@@ -258,6 +262,12 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
 
 
 SESSION_PAGE_SIZE = 50
+_NO_TIME = datetime.min.replace(tzinfo=UTC)
+
+
+def _last_activity(session: dict[str, Any]) -> datetime:
+    """A session's last stamp as an instant (any offset); no usable stamp sorts oldest."""
+    return parse_instant(session["last"]) or parse_instant(session["first"]) or _NO_TIME
 
 
 def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) -> dict[str, Any]:
@@ -283,7 +293,11 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
     paginator = Paginator(rows, SESSION_PAGE_SIZE)
     if rows.query.where == unfiltered.query.where:  # no filter: the count kept at ingest
         paginator.__dict__["count"] = session.rows_count
-    page = paginator.get_page(params.get("page") or 1)
+    wanted: int | str = params.get("page") or 1
+    if not params.get("page") and params.get("line", "").isdigit():
+        # the page that holds this line (a row's link from a node panel or a search hit)
+        wanted = rows.filter(line_no__lt=int(params["line"])).count() // SESSION_PAGE_SIZE + 1
+    page = paginator.get_page(wanted)
     return {
         "agent": agent.slug,
         "session": {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
@@ -11,6 +11,7 @@ from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
@@ -128,7 +129,26 @@ def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponse:
     else:
         html["result"] = code_to_html(page.text, "text")
     return render_page(
-        request, "agent_sessions/ref.html", data, extra={"html": html}, partial="ref_body"
+        request,
+        "agent_sessions/ref.html",
+        data,
+        extra={"html": html, "back": _back_link(request)},
+        partial="ref_body",
+    )
+
+
+def _back_link(request: HttpRequest) -> str | None:
+    """The memviz page the user came from (a node panel, a session), for a link back to it."""
+    referer = request.headers.get("Referer", "")
+    parts = urlsplit(referer)
+    if not referer or parts.path == request.path:
+        return None
+    if not url_has_allowed_host_and_scheme(
+        referer, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return None
+    return parts.path + (f"?{parts.query}" if parts.query else "") + (
+        f"#{parts.fragment}" if parts.fragment else ""
     )
 
 

@@ -209,3 +209,58 @@ def test_viewing_needs_login_when_not_bound_to_loopback(
     django_user_model.objects.create_user("ana", password="pw-123456")
     assert client.login(username="ana", password="pw-123456")
     assert client.get("/a/main/").status_code == 200
+
+
+def test_home_headers_say_which_canvases_column_counts_and_which_weighs(
+    client: Client, upstream: Path
+) -> None:
+    page = soup(client.get("/"))
+    groups = [th.get_text(strip=True) for th in page.select("table.agents thead th.group")]
+    assert groups == ["Counts", "Size on disk"]
+    names = [th.get_text(strip=True) for th in page.select("table.agents thead tr:nth-of-type(2) th")]
+    assert names.count("Canvases") == 1 and "Canvas text" in names
+    assert "refs → row summaries" in page.select_one("#compression-note").get_text()
+
+
+def test_sessions_are_listed_newest_first_whatever_their_ids(client: Client, tmp_path: Path) -> None:
+    agent = tmp_path / "root" / "a"
+    agent.mkdir(parents=True)
+    stamps = {"aaa": "2026-06-01T10:00:00+08:00", "bbb": "2026-06-03T01:00:00Z", "ccc": "2026-06-02T23:30:00-05:00"}
+    for sid, stamp in stamps.items():
+        row = {"tool_call_id": f"c-{sid}", "summary": "s", "timestamp": stamp}
+        (agent / f"offload-{sid}.jsonl").write_text(json.dumps(row) + "\n", "utf-8")
+    ingest_path(tmp_path / "root")
+    listed = [s["id"] for s in client.get("/a/a/?format=json").json()["sessions"]]
+    # ccc is 2026-06-03T04:30Z, bbb 01:00Z, aaa 2026-06-01T02:00Z: instants, not strings
+    assert listed == ["ccc", "bbb", "aaa"]
+    page = soup(client.get("/a/a/"))
+    assert [a.get_text() for a in page.select("a[href^='/a/a/s/']")][:3] == listed
+
+
+def test_a_rows_session_link_opens_the_page_that_holds_it(client: Client, tmp_path: Path) -> None:
+    agent = tmp_path / "root" / "big"
+    (agent / "mmds").mkdir(parents=True)
+    (agent / "mmds" / "001-t.mmd").write_text('flowchart TD\n    001-N1["late<br/>status: done"]\n')
+    rows = [
+        {"tool_call_id": f"c{i}", "summary": f"s{i}", "node_id": "001-N1" if i == 130 else None}
+        for i in range(150)
+    ]
+    (agent / "offload-s.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
+    ingest_path(tmp_path / "root")
+    panel = soup(client.get("/a/big/c/001-t.mmd/n/001-N1/"))
+    link = panel.select_one(".rows a[href*='/s/s/']")
+    assert link.get_text() == "s:131"
+    timeline = soup(client.get(link["href"]))
+    anchor = link["href"].split("#", 1)[1]
+    assert timeline.select_one(f"li#{anchor}") is not None  # page 3 of 3, not page 1
+
+
+def test_the_ref_page_leads_back_to_the_page_it_was_opened_from(
+    client: Client, upstream: Path
+) -> None:
+    ref = "/a/main/refs/2026-06-10T09-12-03-417p08-00.md"
+    came_from = "/a/main/c/001-fix-login-timeout.mmd/?x=1#node=001-N2"
+    page = soup(client.get(ref, HTTP_REFERER=f"http://testserver{came_from}"))
+    assert page.select_one("p.back a")["href"] == came_from
+    elsewhere = soup(client.get(ref, HTTP_REFERER="https://evil.example/a/main/"))
+    assert elsewhere.select_one("p.back") is None  # never a link off this site
