@@ -92,3 +92,20 @@ def test_browse_pages_render(live_server, page, fixtures_root: Path) -> None:  #
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     page.screenshot(path=str(ARTIFACTS / "canvas-wild.png"))
     assert page.errors == []  # type: ignore[attr-defined]
+
+
+def test_help_and_search_keys_work_off_canvas_pages(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    for path in ("/", "/a/main/", "/sessions/"):
+        page.goto(f"{live_server.url}{path}")
+        page.keyboard.press("?")
+        assert page.locator("#site-help[open]").count() == 1, path
+        page.keyboard.press("Escape")
+        assert page.locator("dialog[open]").count() == 0
+        page.keyboard.press("/")
+        assert page.evaluate("document.activeElement.name") == "q", path
+    page.goto(f"{live_server.url}/a/main/c/002-migrate-orders-api.mmd/")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
+    page.keyboard.press("?")
+    assert page.locator("#shortcut-help[open]").count() == 1  # the canvas page's own, fuller help
+    assert page.locator("#site-help").count() == 0
