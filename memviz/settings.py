@@ -217,7 +217,7 @@ else:
     _celery_dir = VAR_DIR / "celery"
     for _sub in ("queue", "processed", "results", "control"):
         (_celery_dir / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_URL = "filesystem://localhost/"  # the host is ignored; without one kombu warns
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_celery_dir / "queue"),
         "data_folder_out": str(_celery_dir / "queue"),
@@ -249,7 +249,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMVIZ_LOG_LEVEL", "INFO")},
     # Celery logs every task's result dict at INFO; the ingest command prints its own summary.
-    "loggers": {"celery": {"level": "WARNING"}},
+    # A 404 or a refused request is the visitor's business, not an error of the server's.
+    "loggers": {"celery": {"level": "WARNING"}, "django.request": {"level": "ERROR"}},
 }
 
 # --- live: watcher, push stream (issue 5) ---------------------------------------------------

@@ -38,6 +38,7 @@ def celery_worker_command() -> list[str]:
         "celery",
         "-A",
         "memviz",
+        "--quiet",  # no banner: the console shows the URL and errors
         "worker",
         "--pool=solo",
         "--concurrency=1",
@@ -104,6 +105,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=int(os.environ.get("MEMVIZ_PORT", 8000)))
         parser.add_argument("--no-worker", action="store_true", help="do not start a Celery worker")
         parser.add_argument("--no-watch", action="store_true", help="do not follow the data root")
+        parser.add_argument(
+            "--access-log", action="store_true", help="print every request (and websocket)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         host = options["host"]
@@ -135,8 +139,10 @@ class Command(BaseCommand):
         try:
             from daphne.cli import CommandLineInterface
 
+            # Verbosity 0: warnings and errors only, no line per request unless asked for.
+            quiet = ["-v", "0"] + (["--access-log", "-"] if options["access_log"] else [])
             CommandLineInterface().run(
-                ["-b", host, "-p", str(options["port"]), "memviz.asgi:application"]
+                [*quiet, "-b", host, "-p", str(options["port"]), "memviz.asgi:application"]
             )
         finally:
             supervisor.stop()
