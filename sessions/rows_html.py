@@ -78,7 +78,9 @@ def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: boo
         if r.get("session"):  # the row in its session's timeline, on the page that holds it
             at = f"?line={_text(r.get('line_no'))}#row-{_text(r['id'])}"
             where = f'<a href="{session_url(r["session"])}{at}">{where}</a>'
-        head.append(f'<span class="muted small">{_text(r.get("timestamp"))} · {where}</span>')
+        stamp = _text(r.get("timestamp"))
+        when = f'<time datetime="{stamp}">{stamp}</time>' if stamp else ""
+        head.append(f'<span class="muted small">{when} · {where}</span>')
         head.append("</div>")
         head.append(f'<p class="summary">{_text(r.get("summary"))}</p>')
         ref = r.get("ref")

@@ -1,14 +1,18 @@
-// Viewer-locale niceties: the language switch submits on change, and <time data-local> shows its
-// instant in the viewer's language and time zone (the title keeps the stamp as written).
+// Viewer-locale niceties: the language switch submits on change, and every <time datetime> keeps
+// the agent's own stamp as its text (the one time rule: times as the agent wrote them, with its
+// UTC offset, as in its files) and shows the same instant in the viewer's zone on hover.
 (function () {
   "use strict";
   const lang = document.documentElement.lang || undefined;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  function viewerTime(stamp) {
+    const when = new Date(stamp);
+    return isNaN(when) ? "" : when.toLocaleString(lang, { timeZoneName: "short" }) + " (" + zone + ")";
+  }
   function localise(root) {
-    root.querySelectorAll("time[data-local]").forEach((t) => {
-      const when = new Date(t.dateTime);
-      if (!t.dateTime || isNaN(when)) return;
-      t.title = t.dateTime;
-      t.textContent = when.toLocaleString(lang);
+    root.querySelectorAll("time[datetime]").forEach((t) => {
+      const local = t.dateTime && viewerTime(t.dateTime);
+      if (local) t.title = local;
     });
   }
   document.addEventListener("change", (ev) => {

@@ -120,7 +120,9 @@
     const time = data.frames.t[index];
     const timeEl = document.getElementById("replay-time");
     timeEl.dateTime = time || "";
-    timeEl.textContent = time ? new Date(time).toLocaleString(document.documentElement.lang || undefined) : strings.unknown;
+    timeEl.textContent = time || strings.unknown;  // the agent's stamp, as on every page
+    const when = new Date(time);  // the viewer's zone on hover, as locale.js does on every page
+    timeEl.title = time && !isNaN(when) ? when.toLocaleString(document.documentElement.lang || undefined, { timeZoneName: "short" }) : "";
     document.getElementById("replay-at").value = time || "";
     document.getElementById("replay-canvas").textContent = data.frames.active[index] || "—";
     const source = document.getElementById("replay-source");
