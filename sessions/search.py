@@ -135,6 +135,10 @@ def _fetcher(kind: Kind, query: str, filters: Filters, low: int, high: int) -> F
     """How to look for ``query`` among ids ``low..high``; None when there can be no hit."""
     where, params = _filter_sql(kind, filters)
     recheck, recheck_params = _recheck_sql(kind, query)
+    if len(query) < MIN_QUERY_CHARS:
+        # One character: no index holds it whole, so a windowed scan of the (small) node
+        # table; rows and refs are not searched (search_ids, and the page says so).
+        return None if kind is not NODES else _scan(kind, where, params, recheck, recheck_params)
     if connection.vendor == "postgresql":
         plan = search_postgres.plan(query, *kind.pg_doc)
         if kind is REFS and not plan.check:
@@ -149,13 +153,7 @@ def _fetcher(kind: Kind, query: str, filters: Filters, low: int, high: int) -> F
         return Fetcher(run, windowed=plan.index is None)
     match = _sqlite_match(kind, query, low, high)
     if match is None:
-        if kind is REFS:
-            return None
-        sql = (
-            f"SELECT t.id FROM {kind.table} t WHERE t.id >= %s AND t.id < %s{recheck}{where} "
-            "ORDER BY t.id DESC LIMIT %s"
-        )
-        return Fetcher(_runner(sql, lambda lo, hi, k: [lo, hi, *recheck_params, *params, k]))
+        return None if kind is REFS else _scan(kind, where, params, recheck, recheck_params)
     table, expression = match
     if not expression:
         return None
@@ -170,6 +168,15 @@ def _fetcher(kind: Kind, query: str, filters: Filters, low: int, high: int) -> F
     return Fetcher(
         _runner(sql, lambda lo, hi, k: [expression, lo, hi, *recheck_params, *params, k])
     )
+
+
+def _scan(kind: Kind, where: str, params: list[Any], recheck: str, recheck_params: list[Any]) -> Fetcher:
+    """No index helps: each window of ids is scanned with the substring test."""
+    sql = (
+        f"SELECT t.id FROM {kind.table} t WHERE t.id >= %s AND t.id < %s{recheck}{where} "
+        "ORDER BY t.id DESC LIMIT %s"
+    )
+    return Fetcher(_runner(sql, lambda lo, hi, k: [lo, hi, *recheck_params, *params, k]))
 
 
 def _sqlite_match(kind: Kind, query: str, low: int, high: int) -> tuple[str, str] | None:
@@ -323,8 +330,10 @@ def search_ids(
     """Hit ids per kind ("nodes", "rows", "refs"); ``*_before`` pages on from a "more" link."""
     found = {name: Found([], None, False) for name in ("nodes", "rows", "refs")}
     limit = limit or PAGE
-    if len(query) < MIN_QUERY_CHARS:
+    if not query:
         return found
+    if len(query) < MIN_QUERY_CHARS:
+        kinds = tuple(k for k in kinds if k == "nodes")  # see _fetcher
     deadline = time.monotonic() + settings.MEMVIZ_SEARCH_BUDGET_MS / 1000
     plan = [("nodes", NODES, nodes_before), ("rows", ROWS, rows_before)]
     if settings.MEMVIZ_INDEX_REF_TEXT:

@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404
 
 from canvases.models import Canvas, CanvasNode
 from sessions import counters, search
+from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
@@ -342,7 +343,9 @@ def search_context(params: dict[str, str]) -> dict[str, Any]:
             return int(params.get(name, ""))
         return None
 
-    kinds = tuple(k for k in ("nodes", "rows", "refs") if params.get("only", k) == k)
+    kinds = tuple(
+        k for k in ("canvases", "nodes", "rows", "refs") if params.get("only", k) == k
+    )
     found = (
         search.search_ids(
             query,
@@ -427,6 +430,13 @@ def search_context(params: dict[str, str]) -> dict[str, Any]:
             }
             for r in refs
         ],
+        "canvases": [
+            {"agent": h.agent, "canvas": h.canvas, "places": h.places}
+            for h in canvas_hits(query, agent_id=filters.agent_id)
+        ]
+        if "canvases" in kinds and not (unknown or session or status)
+        else [],
+        "short_query": 0 < len(query) < search.MIN_QUERY_CHARS,
         "refs_indexed": settings.MEMVIZ_INDEX_REF_TEXT,
         "more": {name: f.before for name, f in found.items()},
         "partial": {name: f.partial for name, f in found.items()},

@@ -103,13 +103,41 @@ def test_substrings_inside_words(roots: Path) -> None:
 
 
 def test_short_queries(roots: Path) -> None:
-    assert everything("a") == {"nodes": set(), "rows": set()}  # one character: not searched
+    for one in ("a", "缓"):  # one character: the nodes (a scan), never the rows
+        got = everything(one)
+        assert got["rows"] == set()
+        assert got["nodes"] == scan(CanvasNode, ("node_id", "title", "summary"), one) != set()
     two = everything("修复")
     assert ("coder", "003-N4") in {
         (n.agent.slug, n.node_id) for n in CanvasNode.objects.filter(pk__in=two["nodes"])
     }
     if connection.vendor == "sqlite":  # 2 Latin characters: any substring on SQLite
         assert everything("ts")["rows"] == scan(Row, ("tool_call", "summary"), "ts")
+
+
+def test_what_the_canvas_shows_beside_nodes_is_found(client: Client, roots: Path) -> None:
+    """Goals, edge labels, group titles and notes: on screen, so searchable."""
+    def places(query: str) -> dict[str, list[tuple[str, str]]]:
+        data = client.get("/search/", {"q": query, "format": "json"}).json()
+        return {f"{c['agent']}/{c['canvas']}": [tuple(p) for p in c["places"]] for c in data["canvases"]}
+
+    assert places("登录")["main/001-fix-login-timeout.mmd"][0][0] == "goal"
+    assert places("测试失败")["main/002-migrate-orders-api.mmd"] == [
+        ("edge", "002-N3 → 002-N4: 测试失败")
+    ]
+    canvas = Canvas.objects.get(filename="002-migrate-orders-api.mmd")
+    services.canvas_apply_edit(
+        canvas=canvas,
+        op="annotate",
+        params={"node": "002-N2", "text": "复核迁移脚本 later"},
+        base_hash=canvas.content_hash,
+        user=User.objects.create_user("reviewer", password="pw"),
+    )
+    assert ("note", "002-N2: 复核迁移脚本 later") in places("复核迁移")["main/002-migrate-orders-api.mmd"]
+    assert places("no such words anywhere") == {}
+    page = BeautifulSoup(client.get("/search/", {"q": "缓"}).content, "html.parser")
+    assert "two characters" in page.select_one("#short-query").get_text()
+    assert page.select("#node-hits li a") and not page.select("#row-hits li a")
 
 
 def test_filters(roots: Path) -> None:
