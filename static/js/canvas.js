@@ -44,6 +44,8 @@
     const list = document.getElementById("selection-list");
     if (list) list.textContent = selection.length ? selection.join(", ") : t("none");
     document.body.dataset.selection = selection.join(",");
+    // An op is offered only when the selection can feed it (merge and edge take two nodes).
+    document.querySelectorAll(".edit-toolbar [data-needs]").forEach((b) => { b.disabled = selection.length < Number(b.dataset.needs); });
   }
 
   function toggleSelected(id) {
@@ -301,6 +303,8 @@
   function openForm(name) {
     const ed = editor();
     if (!ed) return;
+    const opener = ed.querySelector(`[data-open="${name}"]`);
+    if (opener && opener.disabled) return;  // not enough nodes selected for it
     ed.querySelectorAll(".op-form").forEach((f) => { f.hidden = f.dataset.form !== name; });
     const form = ed.querySelector(`.op-form[data-form="${name}"]`);
     if (!form) return;
@@ -447,6 +451,7 @@
   document.addEventListener("htmx:oobAfterSwap", renderIfNew);
   htmx.onLoad((elt) => {
     if (elt.id === "diagram" || elt.id === "editor") renderIfNew();
+    if (elt.id === "editor") showSelection({ marks: false });  // the new toolbar's op buttons
     if (elt.id === "editor") { const live = document.getElementById("live"); if (live) live.dataset.hash = elt.dataset.hash; }
     if (elt.id === "live" || elt.id === "editor") staleCheck();
   });

@@ -44,8 +44,14 @@ def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: 
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     assert page.locator(".mermaid-host svg g.node").count() == 5
 
+    merge_button = page.locator('.edit-toolbar [data-open="merge"]')
+    assert merge_button.is_disabled()  # nothing selected: nothing to merge
     node(page, "002-N2").click()
+    assert merge_button.is_disabled() and page.locator('[data-open="annotate"]').is_enabled()
+    page.keyboard.press("m")
+    assert page.locator('.op-form[data-form="merge"]').is_hidden()  # one node: no merge form
     node(page, "002-N3").click(modifiers=["Shift"])
+    assert merge_button.is_enabled()
     assert page.locator("#selection-list").inner_text() == "002-N2, 002-N3"
     assert "selected" in (node(page, "002-N3").get_attribute("class") or "")
     assert page.locator("#diagram svg.mc-marks rect").count() == 2  # a ring around each
