@@ -66,7 +66,7 @@ class Patch:
         self.replace(first, after, "\n".join(indent + s for s in new) + newline)
 
     def insert_lines_after(self, line: int, new: list[str]) -> None:
-        """Insert whole lines after 1-based `line` (0: at the top), each ending in LF."""
+        """Insert whole lines after 1-based `line` (0: at the top), each ending as the file's do."""
         if not new:
             return
         text = self.doc.text
@@ -83,9 +83,10 @@ class Patch:
         return self.apply_with_diff()[0]
 
     def apply_with_diff(self, context: int = 1) -> tuple[str, str, list[str]]:
-        """New text, a unified diff of it, and the lines the patch wrote (LF-ended)."""
+        """New text, a unified diff of it, and the lines the patch wrote (without their ends)."""
         text, starts = self.doc.text, self.doc.line_starts
         count = len(starts)
+        eol = file_eol(text)
         ordered = [span for _, span in sorted(enumerate(self.spans), key=_span_order)]
         groups: list[tuple[int, int, list[tuple[int, int, str]]]] = []
         cursor = 0
@@ -112,7 +113,7 @@ class Patch:
                 position = end
             pieces.append(text[position:region_end])
             old_lines = split_lines(text[region_start:region_end])
-            new_lines = _written_lines(old_lines, split_lines("".join(pieces)))
+            new_lines = _written_lines(old_lines, split_lines("".join(pieces)), eol)
             out.append(text[at:region_start])
             out.extend(new_lines)
             at = region_end
@@ -194,13 +195,23 @@ def old_lines_after(text: str, starts: list[int], last: int, context: int) -> li
     return split_lines(text[starts[last] : end])
 
 
-def _written_lines(old_lines: list[str], new_lines: list[str]) -> list[str]:
-    """Lines the patch changed end in LF; lines it only carried along keep their ending."""
+def file_eol(text: str) -> str:
+    """The file's line ending: CRLF when most of its lines end so, else LF."""
+    crlf = text.count("\r\n")
+    return "\r\n" if crlf and 2 * crlf > text.count("\n") else "\n"
+
+
+def _written_lines(old_lines: list[str], new_lines: list[str], eol: str) -> list[str]:
+    """Lines the patch changed end as the file's lines do (``eol``), so a CRLF file stays
+    CRLF throughout; lines it only carried along keep their ending."""
     kept = set(old_lines)
-    return [
-        line if line in kept or not line.endswith("\r\n") else line[:-2] + "\n"
-        for line in new_lines
-    ]
+    out = []
+    for line in new_lines:
+        if line in kept or not line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line[: -2 if line.endswith("\r\n") else -1] + eol)
+    return out
 
 
 def split_lines(text: str) -> list[str]:

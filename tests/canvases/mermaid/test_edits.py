@@ -308,12 +308,17 @@ def test_set_meta_value_cannot_end_the_line_early(fixtures):
     assert meta.task_goal == 'a "quoted" }%% goal second line'  # displayed as typed
 
 
-def test_crlf_file_keeps_its_other_lines(corpus):
+def test_a_crlf_file_stays_crlf_on_every_line_an_edit_writes(corpus):
     text = corpus["crlf-tabs.mmd"]
     result = edits.set_status(text, "005-N4", "done")
     removed, added = changed_lines(text, result.text, result.diff)
-    assert len(removed) == 1 and added[0].endswith('Timestamp: 2026-07-01T09:40:00.000+08:00"])')
-    assert result.text.count("\r\n") == text.count("\r\n") - 1
+    assert len(removed) == 1
+    assert added[0].rstrip("\r").endswith('Timestamp: 2026-07-01T09:40:00.000+08:00"])')
+    assert result.text.count("\r\n") == text.count("\r\n")
+    # A new strict line 1 and the lines of a merge end in CRLF too, like every other line.
+    bare = "flowchart TD\r\n    001-N1[\"a<br/>status: done\"]\r\n    001-N2[\"b<br/>status: doing\"]\r\n    001-N1 --> 001-N2\r\n"
+    merged = edits.merge(edits.annotate(bare, "001-N1", "x").text, ["001-N1", "001-N2"]).text
+    assert merged.count("\n") == merged.count("\r\n") and merged.startswith("%%{")
 
 
 def test_edits_on_a_oneliner_ask_for_repair_first(corpus):
