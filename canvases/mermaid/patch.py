@@ -328,9 +328,13 @@ def rewrite_chain(
         return text[ref.start : ref.end]
 
     if not statement.links:
-        alone = [ref_text(ref) for ref in refs if ref.id not in rename and ref.id not in drop_nodes]
-        return [" & ".join(alone)] if alone else []
+        staying = [ref for ref in refs if ref.id not in rename and ref.id not in drop_nodes]
+        if scope is not None:  # defined here: a later statement need not keep them standalone
+            scope.kept_alive.update(ref.id for ref in staying)
+        return [" & ".join(ref_text(ref) for ref in staying)] if staying else []
     if not dropped_any and not any(ref.id in drop_nodes for ref in refs):
+        if scope is not None:
+            scope.kept_alive.update(rename.get(ref.id, ref.id) for ref in refs)
         return [_chain_text(text, statement, ref_text)]
     out: list[str] = []
     emitted: set[int] = set()

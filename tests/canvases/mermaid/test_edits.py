@@ -378,3 +378,11 @@ def test_a_merge_label_of_nothing_but_dropped_characters_keeps_the_titles():
     assert parse(merged.text).nodes["A"].fields.title == "a + b"
     untitled = edits.merge(text, ["C", "D"])  # no titles at all: the kept id, never an empty one
     assert parse(untitled.text).nodes["C"].fields.title == "C"
+
+
+def test_a_merge_leaves_no_bare_id_line_where_an_edge_became_a_self_loop():
+    text = 'flowchart TD\n    001-N1["a<br/>status: done"]\n    001-N2["b<br/>status: doing"]\n    001-N1 --> 001-N2\n    001-N2 --> 001-N3["c"]\n'
+    merged = edits.merge(text, ["001-N1", "001-N2"]).text
+    lines = [line.strip() for line in merged.splitlines()]
+    assert "001-N1" not in lines  # the agent reads no stray statement
+    assert "001-N1 --> 001-N3[\"c\"]" in lines and list(parse(merged).nodes) == ["001-N1", "001-N3"]
