@@ -13,7 +13,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from canvases.models import Revision
+from canvases import own_writes
 from sessions.memory.paths import confine
 from sessions.models import Agent, Row
 
@@ -32,17 +32,11 @@ class LiveStatus:
 
 
 def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
-    """Recent writes by the agent to its folder (not ours), or recent `wait` rows."""
+    """Recent writes by the agent to its folder (not memviz's own, by fingerprint), or recent
+    `wait` rows."""
     now = time.time() if now is None else now
     folder = Path(agent.path)
-    ours = (
-        Revision.objects.filter(canvas__agent=agent)
-        .exclude(author=AGENT_AUTHOR)
-        .order_by("-created_at")
-        .values_list("created_at", flat=True)
-        .first()
-    )
-    ours_ts = ours.timestamp() + 1.0 if ours else 0.0
+    ours = own_writes.records(agent)
     newest: float | None = None
     candidates = [
         folder / "state.json",
@@ -51,8 +45,9 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     ]
     for path in candidates:
         with contextlib.suppress(OSError):
-            mtime = path.stat().st_mtime
-            if mtime > ours_ts and (newest is None or mtime > newest):
+            # a file memviz wrote counts with the agent's last write before it (own_writes)
+            mtime = own_writes.foreign_mtime(ours.get(own_writes.relpath(agent, path)), path.stat())
+            if mtime is not None and (newest is None or mtime > newest):
                 newest = mtime
     reasons = []
     window = LIVE_WINDOW.total_seconds()

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
 
-from canvases import history, liveness
+from canvases import history, liveness, own_writes
 from canvases.edit_ops import (
     EDIT_OPS,
     OPS,
@@ -48,6 +48,10 @@ DROP_WHILE_LIVE = (
     'turns "deleted" back into true, and it reads "deleted" only when a session is loaded again '
     "(spec §4.8.5). Stop the gateway first, or confirm to mark the rows anyway: memviz then "
     "watches them and tells you if the agent reverts them."
+)
+REAPPLY_WHILE_LIVE = (
+    "the agent looks live ({reasons}): its map-builder may drop this edit again within two "
+    "minutes. Confirm to re-apply it anyway."
 )
 HEADER_WHILE_LIVE = (
     "memviz wrote the agent-readable metadata line at the top, which moves every line down by "
@@ -187,7 +191,8 @@ def canvas_apply_edit(
             raise EditRefused("'revision' must be a revision number")
         if op == "restore":
             return canvas_restore(canvas=canvas, number=number, base_hash=base_hash, user=user)
-        return canvas_reapply(canvas=canvas, number=number, user=user)
+        confirm = flag_param(params, "confirm_live", False)
+        return canvas_reapply(canvas=canvas, number=number, user=user, confirm_live=confirm)
     if not isinstance(base_hash, str) or not base_hash:
         raise EditRefused("'base' (the content hash the edit was made on) is required")
     return _run(canvas, lambda fresh: _edit(fresh, op, params, base_hash, user))
@@ -359,8 +364,15 @@ def canvas_restore(*, canvas: Canvas, number: int, base_hash: str, user: Any) ->
     return _run(canvas, work)
 
 
-def canvas_reapply(*, canvas: Canvas, number: int, user: Any) -> EditOutcome:
-    """Apply a human edit again on the current text (after an agent rewrite dropped it)."""
+def canvas_reapply(
+    *, canvas: Canvas, number: int, user: Any, confirm_live: bool = False
+) -> EditOutcome:
+    """Apply a human edit again on the current text (after an agent rewrite dropped it).
+
+    On a live agent it is refused with the reason unless confirmed (its map-builder may drop it
+    again, and a re-applied drop from context may be re-marked); only the fields the edit still
+    owns are written: a newer human edit of the same field is never overwritten.
+    """
 
     def work(fresh: Canvas) -> EditOutcome:
         revision = fresh.revisions.filter(number=number).exclude(author=history.AGENT_AUTHOR).first()
@@ -368,7 +380,11 @@ def canvas_reapply(*, canvas: Canvas, number: int, user: Any) -> EditOutcome:
             raise EditRefused(f"revision {number} is not an edit that can be re-applied")
         _sync(fresh)
         _, current = _read_disk(fresh)
-        return _edit(fresh, revision.op, dict(revision.params), current, user)
+        params = history.reapply_params(fresh, revision)
+        live = liveness.agent_live(fresh.agent)
+        if live.live and not confirm_live:
+            raise EditConflict(REAPPLY_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+        return _edit(fresh, revision.op, {**params, "confirm_live": confirm_live}, current, user)
 
     return _run(canvas, work)
 
@@ -431,12 +447,14 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
             )
         path = confine(Path(agent.path), "state.json")
         previous = liveness.state_active(agent)
+        priors = own_writes.before(agent, [path])
         try:
             new_hash = _state_write(path, fresh.filename)
         except PreconditionFailed as exc:
             raise EditConflict(str(exc)) from None
         except ValueError as exc:
             raise EditRefused(str(exc)) from None
+        own_writes.record(agent, priors)
         active = liveness.state_active(agent) or ""
         held = active == fresh.filename
         author, user_id = _author(user)
