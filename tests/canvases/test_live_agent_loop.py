@@ -1,0 +1,175 @@
+"""A person curates while the agent runs: the agent's writers (test doubles written from the
+spec, `agent_doubles.py`) interleaved with human edits through the ops API at each point of the
+map-builder window (before the claim, after the claim, between the reply's snapshot and its
+patch, after the backfill)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+from django.contrib.auth.models import User
+from django.test import Client
+
+from canvases import history, liveness
+from canvases.models import Canvas
+from sessions.ingest import ingest_agent_dir, ingest_path
+from tests.canvases.agent_doubles import FakeAgent
+from tests.debug.memory_factory import canvas, node, write_agent
+
+pytestmark = pytest.mark.django_db
+FILE = "001-fix-login.mmd"
+OTHER = "002-rate-limit.mmd"
+URL = f"/a/main/c/{FILE}/"
+
+
+@pytest.fixture
+def loop(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """An agent folder last written a day ago, indexed; a signed-in person; the agent."""
+    lines = [
+        node("001-N1", "探查: read config", "done", 1),
+        node("001-N2", "修复: raise timeout", "doing", 2),
+        node("001-N3", "验证: run tests", "todo", 3),
+    ]
+    text = canvas("fix the login timeout", lines, [("001-N1", "001-N2"), ("001-N2", "001-N3")])
+    other = canvas("rate limit", [node("002-N1", "plan", "todo", 4)])
+    rows = [
+        {"minutes": 1, "tool": "read:config", "node": "001-N1"},
+        {"minutes": 2, "tool": "edit:timeout", "node": "001-N2"},
+        {"minutes": 2.5, "tool": "exec:pytest", "node": "001-N2"},
+        {"minutes": 3, "tool": "exec:pytest -k login", "node": "001-N3"},
+    ]
+    folder = write_agent(tmp_path / "root", "main", {"s1": rows}, {FILE: text, OTHER: other})
+    long_ago = time.time() - 86_400
+    for path in folder.rglob("*"):
+        os.utime(path, (long_ago, long_ago))
+    ingest_path(tmp_path / "root")
+    client = Client()
+    client.force_login(User.objects.create_user("dora", password="pw"))
+    return client, folder, FakeAgent(folder, "s1")
+
+
+def _canvas(name: str = FILE) -> Canvas:
+    return Canvas.objects.get(filename=name)
+
+
+def ops(client: Client, name: str = FILE, **body: Any):  # type: ignore[no-untyped-def]
+    body.setdefault("base", _canvas(name).content_hash)
+    return client.post(
+        f"/a/main/c/{name}/ops/", json.dumps(body), content_type="application/json"
+    )
+
+
+def ok(response):  # type: ignore[no-untyped-def]
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def watcher(folder: Path) -> None:
+    ingest_agent_dir(folder)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. liveness is the agent's
+
+
+def test_memviz_own_writes_never_make_the_agent_look_live(loop) -> None:  # type: ignore[no-untyped-def]
+    client, folder, _agent = loop
+    ok(ops(client, op="merge", nodes=["001-N2", "001-N3"], into="001-N2"))  # canvas + rows
+    ok(ops(client, op="annotate", node="001-N1", text="checked by hand"))
+    assert not liveness.agent_live(_canvas().agent).live
+    response = client.post(f"/a/main/c/{OTHER}/resume/", {}, content_type="application/json")
+    assert response.status_code in (200, 302), response.content
+    assert liveness.state_active(_canvas().agent) == OTHER
+    assert not liveness.agent_live(_canvas().agent).live  # memviz's state.json write is its own
+
+
+def test_an_agent_write_next_to_a_human_edit_keeps_it_live(loop) -> None:  # type: ignore[no-untyped-def]
+    """The agent appends a row; within the same second memviz's merge rewrites every offload
+    file (the append's mtime is replaced by memviz's): the agent is still live, and resume,
+    drop from context and re-apply are refused with the reason until confirmed."""
+    client, folder, agent = loop
+    agent.append_rows(1)
+    ok(ops(client, op="merge", nodes=["001-N2", "001-N3"], into="001-N2"))
+    status = liveness.agent_live(_canvas().agent)
+    assert status.live and "its folder was written" in status.reasons[0]
+    page = BeautifulSoup(client.get(URL).content, "html.parser")
+    assert page.select_one("#live .badge.live") is not None
+    assert page.select_one("#live .badge.idle") is None
+
+    resume = client.post(f"/a/main/c/{OTHER}/resume/", {}, content_type="application/json")
+    assert resume.status_code == 409 and b"looks live" in resume.content
+    assert liveness.state_active(_canvas().agent) == FILE
+    drop = ops(client, op="prune", node="001-N1", drop_from_context=True)
+    assert drop.status_code == 409 and "deleted" in drop.json()["error"]
+    # the agent writes once more after memviz's edits: still refused, every time
+    agent.save_state(lastL2TriggerTime="now")
+    again = client.post(f"/a/main/c/{OTHER}/resume/", {}, content_type="application/json")
+    assert again.status_code == 409
+    confirmed = client.post(
+        f"/a/main/c/{OTHER}/resume/", {"confirm_live": True}, content_type="application/json"
+    )
+    assert confirmed.status_code in (200, 302)
+    assert liveness.state_active(_canvas().agent) == OTHER
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. dropped edits: per field, newest wins
+
+
+def test_progress_raised_by_the_agent_does_not_flag_a_goal_edit(loop) -> None:  # type: ignore[no-untyped-def]
+    client, folder, agent = loop
+    ok(ops(client, op="set_meta", task_goal="fix the login timeout for SSO users"))
+    for progress in ("60", "80"):  # two map-builder passes: progress up, the goal kept
+        text = agent.snapshot(FILE)
+        meta = json.loads("{" + text.split("\n")[0][3:-3] + "}")
+        meta["progress"] = progress
+        line = "%%{ " + json.dumps(meta, ensure_ascii=False)[1:-1] + " }%%"
+        agent.write_mode(FILE, "\n".join([line, *text.split("\n")[1:]]))
+        watcher(folder)
+    assert history.dropped_edits(_canvas()) == []
+
+
+def test_newest_human_value_wins_and_reapply_never_writes_an_older_one(loop) -> None:  # type: ignore[no-untyped-def]
+    client, folder, agent = loop
+    stale = agent.snapshot(FILE)  # the map-builder's copy, taken before both edits
+    first = ok(ops(client, op="set_meta", task_goal="goal A"))["revision"]
+    second = ok(ops(client, op="set_meta", task_goal="goal B"))["revision"]
+    agent.write_mode(FILE, stale)  # the reply lands: both goal edits overwritten
+    watcher(folder)
+    dropped = history.dropped_edits(_canvas())
+    assert [d["revision"] for d in dropped] == [second]
+    assert dropped[0]["lost"] == [
+        {"field": "task goal", "was": "“goal B”", "now": "“fix the login timeout”"}
+    ]
+    older = ops(client, op="reapply", revision=first, confirm_live=True)
+    assert older.status_code == 400 and f"r{second}" in older.json()["error"]
+    ok(ops(client, op="reapply", revision=second, confirm_live=True))
+    assert '"taskGoal": "goal B"' in (folder / "mmds" / FILE).read_text("utf-8")
+    assert history.dropped_edits(_canvas()) == []
+
+
+def test_each_field_and_edge_is_reported_with_what_was_lost(loop) -> None:  # type: ignore[no-untyped-def]
+    client, folder, agent = loop
+    stale = agent.snapshot(FILE)
+    ok(ops(client, op="set_status", node="001-N3", status="blocked"))
+    ok(ops(client, op="annotate", node="001-N1", text="config lives in /etc"))
+    ok(ops(client, op="add_edge", source="001-N1", target="001-N3"))
+    ok(ops(client, op="set_status", node="001-N3", status="doing"))  # supersedes "blocked"
+    agent.write_mode(FILE, stale)
+    watcher(folder)
+    lost = {f["field"]: (f["was"], f["now"]) for d in history.dropped_edits(_canvas()) for f in d["lost"]}
+    assert lost == {
+        "status of 001-N3": ("“doing”", "“todo”"),
+        "note of 001-N1": ("“config lives in /etc”", "(none)"),
+        "edge 001-N1 → 001-N3": ("present", "absent"),
+    }
+    page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    text = page.select_one(".dropped").get_text(" ", strip=True)
+    assert "status of 001-N3: you wrote “doing” → now “todo”" in text
+    assert len(page.select(".dropped form.reapply")) == 3
