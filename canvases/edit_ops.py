@@ -36,7 +36,7 @@ OP_FIELDS = {
     "agent_meta": (),
     "repair": (),
 }
-HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt")
+HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt", "drop_again")
 OPS = EDIT_OPS + HISTORY_OPS
 
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
 
-from canvases import history, liveness, own_writes
+from canvases import history, liveness, own_writes, reverts
 from canvases.edit_ops import (
     EDIT_OPS,
     OPS,
@@ -31,6 +31,12 @@ from canvases.edit_ops import (
     visible_to_running_agent,
 )
 from canvases.indexing import canvas_index_file, parsed, revision_record
+from canvases.live_messages import (
+    DROP_CONFIRMED,
+    DROP_WHILE_LIVE,
+    HEADER_WHILE_LIVE,
+    REAPPLY_WHILE_LIVE,
+)
 from canvases.mermaid import agent_view, content_hash
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
@@ -43,25 +49,6 @@ from sessions.memory.remap import rows_with_nodes
 from sessions.memory.state_edit import create_minimal_state, set_active_canvas
 
 T = TypeVar("T")
-DROP_WHILE_LIVE = (
-    "the agent looks live ({reasons}): a running gateway re-marks the rows it compresses, which "
-    'turns "deleted" back into true, and it reads "deleted" only when a session is loaded again '
-    "(spec §4.8.5). Stop the gateway first, or confirm to mark the rows anyway: memviz then "
-    "watches them and tells you if the agent reverts them."
-)
-REAPPLY_WHILE_LIVE = (
-    "the agent looks live ({reasons}): its map-builder may drop this edit again within two "
-    "minutes. Confirm to re-apply it anyway."
-)
-HEADER_WHILE_LIVE = (
-    "memviz wrote the agent-readable metadata line at the top, which moves every line down by "
-    "one: a map-builder reply already in flight splices its blocks by line number and can land "
-    "one line off. memviz checks the canvas after the agent's next write and offers re-apply"
-)
-DROP_CONFIRMED = (
-    'the rows are marked "deleted", but the agent is running: it drops them from its context only '
-    "when the session is loaded again, and may re-mark them meanwhile (the page will say so)"
-)
 
 
 @dataclass
@@ -185,14 +172,15 @@ def canvas_apply_edit(
         return canvas_undo(canvas=canvas, user=user)
     if op == "redo":
         return canvas_redo(canvas=canvas, user=user)
-    if op in ("restore", "reapply"):
+    if op in ("restore", "reapply", "drop_again"):
         number = params.get("revision")
         if not isinstance(number, int):
             raise EditRefused("'revision' must be a revision number")
         if op == "restore":
             return canvas_restore(canvas=canvas, number=number, base_hash=base_hash, user=user)
         confirm = flag_param(params, "confirm_live", False)
-        return canvas_reapply(canvas=canvas, number=number, user=user, confirm_live=confirm)
+        run = canvas_reapply if op == "reapply" else canvas_drop_again
+        return run(canvas=canvas, number=number, user=user, confirm_live=confirm)
     if not isinstance(base_hash, str) or not base_hash:
         raise EditRefused("'base' (the content hash the edit was made on) is required")
     return _run(canvas, lambda fresh: _edit(fresh, op, params, base_hash, user))
@@ -385,6 +373,35 @@ def canvas_reapply(
         if live.live and not confirm_live:
             raise EditConflict(REAPPLY_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
         return _edit(fresh, revision.op, {**params, "confirm_live": confirm_live}, current, user)
+
+    return _run(canvas, work)
+
+
+def canvas_drop_again(
+    *, canvas: Canvas, number: int, user: Any, confirm_live: bool = False
+) -> EditOutcome:
+    """Mark "deleted" again the rows of drop `number` that the agent re-marked (§4.8.5)."""
+
+    def work(fresh: Canvas) -> EditOutcome:
+        revision = fresh.revisions.filter(number=number).exclude(author=history.AGENT_AUTHOR).first()
+        if revision is None or not (revision.remaps or {}).get("reverted"):
+            raise EditRefused(f"no row dropped by revision {number} was re-marked by the agent")
+        live = liveness.agent_live(fresh.agent)
+        if live.live and not confirm_live:
+            raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+        text, current = _read_disk(fresh)
+        plan = RowPlan.forward({}, set(revision.remaps.get("mark_deleted") or []))
+        written = _write(
+            fresh, "drop_again", {"revision": number}, user,
+            before_text=text, after_text=text, rows=plan,
+        )
+        reverts.note(fresh.agent)
+        outcome = EditOutcome(
+            revision=written.revision, hash=current, text=text, rows_changed=written.rows_changed
+        )
+        if live.live:
+            outcome.warnings.append(DROP_CONFIRMED)
+        return outcome
 
     return _run(canvas, work)
 

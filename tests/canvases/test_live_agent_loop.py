@@ -173,3 +173,50 @@ def test_each_field_and_edge_is_reported_with_what_was_lost(loop) -> None:  # ty
     text = page.select_one(".dropped").get_text(" ", strip=True)
     assert "status of 001-N3: you wrote “doing” → now “todo”" in text
     assert len(page.select(".dropped form.reapply")) == 3
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. a drop the agent reverts is reported, with "drop again"
+
+
+def _row(folder: Path, call_id: str) -> dict[str, Any]:
+    rows = [json.loads(x) for x in (folder / "offload-s1.jsonl").read_text("utf-8").splitlines()]
+    return next(r for r in rows if r["tool_call_id"] == call_id)
+
+
+def test_rows_the_agent_re_marks_after_a_drop_are_reported_and_dropped_again(loop) -> None:  # type: ignore[no-untyped-def]
+    client, folder, agent = loop
+    agent.append_rows(1)  # the gateway is running
+    refused = ops(client, op="prune", node="001-N1", drop_from_context=True)
+    assert refused.status_code == 409
+    assert "tells you" not in refused.json()["error"]  # no promise memviz does not keep
+    assert "listed on this canvas's page and its agent's page" in refused.json()["error"]
+    ok(ops(client, op="prune", node="001-N1", drop_from_context=True, confirm_live=True))
+    assert _row(folder, "call_0001")["offloaded"] == "deleted"
+    watcher(folder)
+    page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    assert page.select_one(".reverted") is None
+
+    agent.mark_offload_status({"call_0001": True})  # L3 mild compression of the same call
+    watcher(folder)
+    page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    box = page.select_one(".reverted")
+    text = box.get_text(" ", strip=True)
+    assert "call_0001" in text and "offloaded: true" in text
+    assert "dora dropped in r" in text and "back in the agent's context since" in text
+    assert "§4.8.5" in box.select_one(".revert-why").get_text()
+    agent_page = BeautifulSoup(client.get("/a/main/").content, "html.parser")
+    assert "call_0001" in agent_page.select_one(".reverted").get_text()
+    listed = client.get("/a/main/?format=json").json()["reverted"]
+    assert [r["rows"][0]["tool_call_id"] for r in listed] == ["call_0001"]
+
+    form = box.select_one("form.drop-again")
+    fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
+    assert fields["confirm_live"] == "1"  # the button says the agent is live: it confirms
+    body = {"op": "drop_again", "revision": int(fields["revision"])}
+    assert ops(client, **body).status_code == 409  # the API refuses without the confirmation
+    ok(ops(client, **body, confirm_live=True))
+    assert _row(folder, "call_0001")["offloaded"] == "deleted"
+    watcher(folder)
+    page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    assert page.select_one(".reverted") is None
