@@ -31,11 +31,14 @@ from canvases.edit_ops import (
     visible_to_running_agent,
 )
 from canvases.indexing import canvas_index_file, parsed, revision_record
-from canvases.live_messages import (
+from canvases.live_rules import (
     DROP_CONFIRMED,
     DROP_WHILE_LIVE,
+    EDIT_WHILE_LIVE,
     HEADER_WHILE_LIVE,
+    REAPPLIED_ON_NEWER,
     REAPPLY_WHILE_LIVE,
+    lines_for_live_agent,
 )
 from canvases.mermaid import agent_view, content_hash
 from canvases.models import Canvas, Revision
@@ -207,7 +210,7 @@ def _edit(
     if result.text == text:
         raise EditRefused("this edit changes nothing")
     check_parses(text, result.text)
-    after = visible_to_running_agent(text, result.text)
+    after = visible_to_running_agent(text, lines_for_live_agent(canvas.agent, text, result.text))
     deleted = (
         {params["node"]} if op == "prune" and flag_param(params, "drop_from_context", False) else set()
     )
@@ -231,15 +234,9 @@ def _edit(
     if live.live and result.notes and not agent_view.read_meta(text).on_line_one:
         outcome.warnings.append(HEADER_WHILE_LIVE)
     if reapplied:
-        outcome.warnings.append(
-            "the agent had changed this canvas since you loaded it; your edit touched "
-            "nodes it did not change, so it was applied to the agent's newer version"
-        )
+        outcome.warnings.append(REAPPLIED_ON_NEWER)
     if live.live:
-        outcome.warnings.append(
-            "the agent is live: its map-builder may overwrite this edit within two minutes; "
-            "memviz keeps the edit in its history and will offer to re-apply it"
-        )
+        outcome.warnings.append(EDIT_WHILE_LIVE)
     return outcome
 
 
@@ -305,6 +302,7 @@ def _swap(canvas: Canvas, target: Revision, op: str, user: Any) -> EditOutcome:
             "another edit followed); restore a revision from the history instead",
             current,
         )
+    lines_for_live_agent(canvas.agent, text, to_text, exact=True)
     remaps = target.remaps or {}
     if op == "undo":
         plan = RowPlan.restore(remaps)
@@ -343,6 +341,7 @@ def canvas_restore(*, canvas: Canvas, number: int, base_hash: str, user: Any) ->
         if revision.after_text == text:
             raise EditRefused(f"the canvas already has the text of revision {number}")
         check_parses(text, revision.after_text)
+        lines_for_live_agent(fresh.agent, text, revision.after_text, exact=True)
         after = visible_to_running_agent(text, revision.after_text)
         written = _write(
             fresh, "restore", {"revision": number}, user, before_text=text, after_text=after

@@ -19,7 +19,7 @@ from django.test import Client
 from canvases import history, liveness
 from canvases.models import Canvas
 from sessions.ingest import ingest_agent_dir, ingest_path
-from tests.canvases.agent_doubles import FakeAgent
+from tests.canvases.agent_doubles import Block, FakeAgent
 from tests.debug.memory_factory import canvas, node, write_agent
 
 pytestmark = pytest.mark.django_db
@@ -220,3 +220,67 @@ def test_rows_the_agent_re_marks_after_a_drop_are_reported_and_dropped_again(loo
     watcher(folder)
     page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
     assert page.select_one(".reverted") is None
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. no human edit breaks the agent's in-flight patch
+
+
+def _definitions(text: str) -> list[str]:
+    return [line.split("[")[0].strip() for line in text.split("\n") if '["' in line]
+
+
+@pytest.mark.parametrize("point", ["after_claim", "after_patch"])
+def test_a_merge_inside_the_map_builder_window_keeps_the_reply_on_its_lines(loop, point) -> None:  # type: ignore[no-untyped-def]
+    """The issue's run: the map-builder claims rows and snapshots the canvas; a person merges
+    001-N3 into 001-N2 (removing two lines); the reply marks 001-N3 done on line 5 and appends
+    a new node after line 7, spliced by line number into the file as it is then."""
+    client, folder, agent = loop
+    new_rows = agent.append_rows(4)
+    agent.claim(new_rows)  # wait marking: every offload file rewritten, window open
+    watcher(folder)
+    assert liveness.map_builder_in_flight(_canvas().agent)
+    snapshot = agent.snapshot(FILE).split("\n")
+    assert snapshot[4].strip().startswith("001-N3[") and snapshot[6].strip() == "001-N2 --> 001-N3"
+    done = snapshot[4].replace("status: todo", "status: done")
+    reply = [
+        Block(5, 5, done),
+        Block(8, 7, '    001-N4["验证: rerun login<br/>status: doing"]\n    001-N3 --> 001-N4'),
+    ]
+    if point == "after_claim":
+        ok(ops(client, op="merge", nodes=["001-N2", "001-N3"], into="001-N2"))
+        assert agent.replace_mode(FILE, reply)  # every block in range
+    else:
+        assert agent.replace_mode(FILE, reply)
+        watcher(folder)
+        ok(ops(client, op="merge", nodes=["001-N2", "001-N3"], into="001-N2"))
+    agent.backfill(dict.fromkeys(new_rows, "001-N4"))
+    watcher(folder)
+    text = (folder / "mmds" / FILE).read_text("utf-8")
+    definitions = _definitions(text)
+    assert len(definitions) == len(set(definitions)), text  # no node defined twice
+    assert "001-N1 --> 001-N2" in text  # no edge replaced by a definition
+    assert "001-N4" in definitions  # the reply's new node landed: its rows are on the canvas
+    assert not liveness.map_builder_in_flight(_canvas().agent)
+    if point == "after_claim":
+        # the reply brought 001-N3 back: the merge is listed as dropped, with what was lost
+        lost = [f["field"] for d in history.dropped_edits(_canvas()) for f in d["lost"]]
+        assert "node 001-N3" in lost
+    # the window closed: the next edit compacts the placeholder lines away
+    ok(ops(client, op="set_status", node="001-N1", status="doing"))
+    assert "memviz: line kept" not in (folder / "mmds" / FILE).read_text("utf-8")
+
+
+def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_map_builder(loop) -> None:  # type: ignore[no-untyped-def]
+    client, folder, agent = loop
+    agent.write_mode(FILE, agent.snapshot(FILE) + "\n    classDef done fill:#dfd")
+    watcher(folder)
+    agent.claim(agent.append_rows(2))
+    watcher(folder)
+    before = (folder / "mmds" / FILE).read_bytes()
+    refused = ops(client, op="add_edge", source="001-N1", target="001-N3")  # above classDef
+    assert refused.status_code == 409
+    assert "map-builder is mid-flight (2 rows claimed as wait)" in refused.json()["error"]
+    assert (folder / "mmds" / FILE).read_bytes() == before
+    undo_like = ops(client, op="annotate", node="001-N1", text="still fine: same line")
+    assert undo_like.status_code == 200  # a label edit moves no line
