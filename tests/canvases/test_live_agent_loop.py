@@ -284,3 +284,39 @@ def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_ma
     assert (folder / "mmds" / FILE).read_bytes() == before
     undo_like = ops(client, op="annotate", node="001-N1", text="still fine: same line")
     assert undo_like.status_code == 200  # a label edit moves no line
+
+
+def _post_form(client: Client, form) -> None:  # type: ignore[no-untyped-def]
+    fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
+    for select in form.select("select"):
+        fields[select["name"]] = select.select_one("option[selected]").get_text()
+    ok(ops(client, **{**fields, "base": _canvas().content_hash}))
+
+
+def test_what_a_misplaced_reply_left_is_a_canvas_problem_with_one_click_repairs(loop) -> None:  # type: ignore[no-untyped-def]
+    """A reply that landed one line off (whoever moved the lines): its block overwrote the edge
+    on line 6 with a second definition of 001-N2, its block adding 001-N20 was skipped, and the
+    backfill mapped the claimed rows to 001-N20, which is on no canvas."""
+    client, folder, agent = loop
+    rows = agent.append_rows(4)
+    agent.claim(rows)
+    lines = agent.snapshot(FILE).split("\n")
+    newer = lines[3].replace("status: doing", "status: done")
+    assert not agent.replace_mode(FILE, [Block(6, 6, newer), Block(40, 39, "    001-N20[x]")])
+    agent.backfill(dict.fromkeys(rows, "001-N20"))
+    watcher(folder)
+    page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    box = page.select_one(".landed")
+    assert "001-N2 is defined twice (lines 4, 6)" in box.get_text(" ", strip=True)
+    assert "The edge 001-N1 → 001-N2 on line 6 was overwritten" in box.get_text(" ", strip=True)
+    assert "4 rows were backfilled to 001-N20 , which is on no canvas" in box.get_text(" ", strip=True)
+    for kind in ("duplicate", "edge_lost", "rows_off_canvas"):
+        page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+        _post_form(client, page.select_one(f".landed-{kind} form.repair"))
+    text = (folder / "mmds" / FILE).read_text("utf-8")
+    assert _definitions(text).count("001-N2") == 1 and "status: done" in text  # the newer kept
+    assert "001-N1 --> 001-N2" in text
+    assert {_row(folder, r)["node_id"] for r in rows} == {"001-N3"}  # the fallback's choice
+    watcher(folder)
+    page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
+    assert page.select_one(".landed") is None
