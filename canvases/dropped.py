@@ -16,6 +16,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.utils.translation import gettext_lazy as _
+
 from canvases.edit_ops import EDIT_OPS, EditRefused
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
@@ -28,8 +30,8 @@ Key = tuple[str, ...]
 ALWAYS_OURS = ("note", "present")
 # Partial re-apply: the op parameter that writes each field.
 PARAMS = {"goal": "task_goal", "progress": "progress", "label": "title", "summary": "summary"}
-NAMES = {"goal": "task goal", "progress": "progress", "label": "title", "status": "status",
-         "summary": "summary", "note": "note"}
+NAMES = {"goal": _("task goal"), "progress": _("progress"), "label": _("title"),
+         "status": _("status"), "summary": _("summary"), "note": _("note")}
 
 
 def fields(text: str) -> dict[Key, object]:
@@ -69,18 +71,20 @@ def _cached(text: str, cache: dict[str, dict[Key, object]]) -> dict[Key, object]
 
 def describe(key: Key) -> str:
     if key[0] == "edge":
-        return f"edge {key[1]} → {key[2]}"
+        return _("edge %(source)s → %(target)s") % {"source": key[1], "target": key[2]}
+    if key[0] == "node" and key[2] == "present":
+        return _("node %(node)s") % {"node": key[1]}
     if key[0] == "node":
-        return f"node {key[1]}" if key[2] == "present" else f"{NAMES[key[2]]} of {key[1]}"
-    return NAMES[key[0]]
+        return _("%(field)s of %(node)s") % {"field": NAMES[key[2]], "node": key[1]}
+    return str(NAMES[key[0]])
 
 
 def _show(key: Key, value: object) -> str:
     if key[0] == "edge":
-        return "present" if value else "absent"
+        return str(_("present") if value else _("absent"))
     if key[-1] == "present":
-        return "on the canvas" if value else "removed"
-    return "(none)" if value in (None, "") else f"“{value}”"
+        return str(_("on the canvas") if value else _("removed"))
+    return str(_("(none)")) if value in (None, "") else f"“{value}”"
 
 
 def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
@@ -126,7 +130,7 @@ def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
         lost = [(k, d) for k, d in lost if k[-1] == "present" or not gone & set(k[1:3])]
         if lost:
             shown = [d for _, d in lost]
-            what = "; ".join(f"{d['field']}: {d['was']} → now {d['now']}" for d in shown)
+            what = "; ".join(f"{d['field']}: {d['was']} → {d['now']}" for d in shown)
             out.append({"revision": revision.number, "op": revision.op, "lost": shown, "what": what})
         if len(out) >= limit:
             break

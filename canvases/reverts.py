@@ -14,12 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from canvases.liveness import AGENT_AUTHOR
 from canvases.models import Revision
 from sessions.models import Agent, Row
 
-WHY = (
+WHY = _(
     "the running gateway's context compression re-marked them offloaded: true (spec §4.8.5); "
     'it reads "deleted" only when a session is loaded again'
 )
@@ -92,7 +93,7 @@ def reverted(agent: Agent, *, canvas_pk: int | None = None) -> list[dict[str, An
                 "seen_at": datetime.fromisoformat(min(back.values())),
                 "nodes": list(revision.remaps.get("mark_deleted") or []),
                 "rows": list(rows),
-                "why": WHY,
+                "why": str(WHY),
             }
         )
     return out

@@ -97,7 +97,7 @@ def test_edits_a_map_builder_reply_lost_are_offered_again(env) -> None:  # type:
     canvas.refresh_from_db()
     lost = {d["op"]: d for d in history.dropped_edits(canvas)}
     assert set(lost) == {"set_status", "prune"}
-    assert lost["prune"]["what"] == "node 002-N5: removed → now on the canvas"
+    assert lost["prune"]["what"] == "node 002-N5: removed → on the canvas"
     # long after an edit, an agent rewrite of a status is its own progress, not a loss
     Revision.objects.filter(canvas=canvas, op="set_status").update(
         created_at=canvas.revisions.get(op="disk").created_at - timedelta(minutes=10)
