@@ -19,7 +19,7 @@ from django.test import Client
 from canvases import history, liveness
 from canvases.models import Canvas
 from sessions.ingest import ingest_agent_dir, ingest_path
-from tests.canvases.agent_doubles import Block, FakeAgent
+from tests.canvases.agent_doubles import Block, FakeAgent, now_stamp
 from tests.debug.memory_factory import canvas, node, write_agent
 
 pytestmark = pytest.mark.django_db
@@ -116,6 +116,25 @@ def test_an_agent_write_next_to_a_human_edit_keeps_it_live(loop) -> None:  # typ
     )
     assert confirmed.status_code in (200, 302)
     assert liveness.state_active(_canvas().agent) == OTHER
+
+
+def test_a_confirmed_resume_the_gateway_overwrites_is_reported(loop) -> None:  # type: ignore[no-untyped-def]
+    """The gateway saves its own in-memory state (read when its session started) after a task
+    judgment: a resume confirmed while it runs is overwritten, the pages say so, and the agent
+    still looks live (that write is the agent's, not memviz's)."""
+    client, folder, agent = loop
+    agent.append_rows(1)
+    confirmed = client.post(
+        f"/a/main/c/{OTHER}/resume/", {"confirm_live": True}, content_type="application/json"
+    )
+    assert confirmed.status_code in (200, 302)
+    agent.save_state(lastL2TriggerTime=now_stamp())  # activeMmdFile: still its own FILE
+    watcher(folder)
+    assert liveness.state_active(_canvas().agent) == FILE
+    assert liveness.agent_live(_canvas().agent).live
+    page = BeautifulSoup(client.get(f"/a/main/c/{OTHER}/").content, "html.parser")
+    note = page.select_one(".resume-moved").get_text(" ", strip=True)
+    assert f"dora asked the agent to resume from {OTHER}" in note and FILE in note
 
 
 # ---------------------------------------------------------------------------------------------
@@ -275,12 +294,15 @@ def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_ma
     client, folder, agent = loop
     agent.write_mode(FILE, agent.snapshot(FILE) + "\n    classDef done fill:#dfd")
     watcher(folder)
+    ok(ops(client, op="add_edge", source="001-N1", target="001-N3"))  # window closed: fine
     agent.claim(agent.append_rows(2))
     watcher(folder)
     before = (folder / "mmds" / FILE).read_bytes()
-    refused = ops(client, op="add_edge", source="001-N1", target="001-N3")  # above classDef
+    refused = ops(client, op="add_edge", source="001-N3", target="001-N1")  # above classDef
     assert refused.status_code == 409
     assert "map-builder is mid-flight (2 rows claimed as wait)" in refused.json()["error"]
+    undo = ops(client, op="undo")  # would take the earlier edge's line out: lines move
+    assert undo.status_code == 409 and "mid-flight" in undo.json()["error"]
     assert (folder / "mmds" / FILE).read_bytes() == before
     undo_like = ops(client, op="annotate", node="001-N1", text="still fine: same line")
     assert undo_like.status_code == 200  # a label edit moves no line
