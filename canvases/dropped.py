@@ -14,6 +14,7 @@ agent's own progress.
 from __future__ import annotations
 
 from datetime import timedelta
+from functools import lru_cache
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
@@ -34,8 +35,10 @@ NAMES = {"goal": _("task goal"), "progress": _("progress"), "label": _("title"),
          "status": _("status"), "summary": _("summary"), "note": _("note")}
 
 
+@lru_cache(maxsize=512)  # the live box re-reads the same revision texts every few seconds
 def fields(text: str) -> dict[Key, object]:
-    """Every field a human edit can write, keyed by what it is; absent nodes/edges are False."""
+    """Every field a human edit can write, keyed by what it is; absent nodes/edges are False.
+    Shared between callers: never modified."""
     doc = parsed(text)
     out: dict[Key, object] = {("goal",): doc.meta.task_goal, ("progress",): doc.meta.progress}
     for node_id, node in doc.nodes.items():
@@ -56,17 +59,11 @@ def _get(values: dict[Key, object], key: Key) -> object:
     return values.get(key)
 
 
-def owned(revision: Revision, cache: dict[str, dict[Key, object]]) -> dict[Key, object]:
+def owned(revision: Revision) -> dict[Key, object]:
     """The fields this revision changed, with the values it wrote."""
-    before = _cached(revision.before_text, cache) if revision.before_text else {}
-    after = _cached(revision.after_text, cache)
+    before = fields(revision.before_text) if revision.before_text else {}
+    after = fields(revision.after_text)
     return {k: _get(after, k) for k in set(before) | set(after) if _get(before, k) != _get(after, k)}
-
-
-def _cached(text: str, cache: dict[str, dict[Key, object]]) -> dict[Key, object]:
-    if text not in cache:
-        cache[text] = fields(text)
-    return cache[text]
 
 
 def describe(key: Key) -> str:
@@ -97,7 +94,6 @@ def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
     )
     if not agents:
         return []
-    cache: dict[str, dict[Key, object]] = {}
     now = fields(canvas.text)
     superseded: set[Key] = set()
     out: list[dict[str, Any]] = []
@@ -108,13 +104,13 @@ def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
         .order_by("-number")[: limit * 4]
     )
     for revision in humans:
-        mine = owned(revision, cache)
+        mine = owned(revision)
         fresh = {k: v for k, v in mine.items() if k not in superseded}
         superseded |= set(mine)
         if revision.undone or revision.op not in EDIT_OPS:
             continue
         window = [
-            _cached(text, cache)
+            fields(text)
             for number, at, text in agents
             if number > revision.number and at - revision.created_at <= MAP_BUILDER_WINDOW
         ]
@@ -145,8 +141,7 @@ def reapply_params(canvas: Canvas, revision: Revision) -> dict[str, Any]:
     re-applied field by field; the other ops write all they own, so they are refused when any
     of it was superseded.
     """
-    cache: dict[str, dict[Key, object]] = {}
-    mine = owned(revision, cache)
+    mine = owned(revision)
     newer: dict[Key, int] = {}
     later = (
         canvas.revisions.exclude(author=AGENT_AUTHOR)
@@ -155,7 +150,7 @@ def reapply_params(canvas: Canvas, revision: Revision) -> dict[str, Any]:
         .order_by("number")
     )
     for other in later:
-        for key in owned(other, cache):
+        for key in owned(other):
             if key in mine:
                 newer.setdefault(key, other.number)
     params = dict(revision.params)
