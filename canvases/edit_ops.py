@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from canvases import landing
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import EditError, EditResult, agent_view, edits
@@ -23,6 +24,7 @@ EDIT_OPS = (
     "set_meta",
     "agent_meta",
     "repair",
+    "dedupe",
 )
 OP_FIELDS = {
     "merge": ("nodes", "into", "label", "summary", "status"),
@@ -35,8 +37,9 @@ OP_FIELDS = {
     "set_meta": ("task_goal", "progress"),
     "agent_meta": (),
     "repair": (),
+    "dedupe": ("node", "keep"),
 }
-HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt")
+HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt", "drop_again")
 OPS = EDIT_OPS + HISTORY_OPS
 
 
@@ -102,7 +105,7 @@ def touched_nodes(op: str, params: dict[str, Any]) -> list[str]:
     if op == "merge":
         ids = list(params.get("nodes") or [])
         return ids + ([params["into"]] if params.get("into") else [])
-    if op in ("annotate", "prune", "set_status", "edit"):
+    if op in ("annotate", "prune", "set_status", "edit", "dedupe"):
         return [params.get("node") or ""]
     if op in ("add_edge", "remove_edge"):
         return [params.get("source") or "", params.get("target") or ""]
@@ -169,6 +172,11 @@ def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
         return edits.agent_meta(text)
     if op == "repair":
         return edits.repair_oneliner(text)
+    if op == "dedupe":
+        try:
+            return landing.dedupe(text, text_param(params, "node"), int(params.get("keep") or 0))
+        except ValueError as exc:
+            raise EditRefused(str(exc)) from None
     raise EditRefused(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
 
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import difflib
-from datetime import timedelta
 from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
 
-from canvases.edit_ops import EDIT_OPS, touched_nodes
+from canvases.dropped import dropped_edits, reapply_params  # noqa: F401 - history.* callers
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
-from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import render_body
 from canvases.models import Canvas, Revision
 from sessions.models import Agent
@@ -20,10 +18,6 @@ from sessions.models import Agent
 # Not steps of the undo stack: undo/redo themselves, and resume (which changes state.json).
 NOT_UNDOABLE = ("undo", "redo", "resume")
 REDO_SCAN = 200  # undo/redo pairs scanned back for a redo target
-# The map-builder holds a copy of the canvas for up to its backend timeout (120 s, spec §7.3).
-MAP_BUILDER_WINDOW = timedelta(seconds=150)
-# Edits whose effect the agent never undoes on purpose: losing them is always a stale write.
-ALWAYS_OURS = ("annotate", "merge", "prune")
 
 
 def _human(canvas: Canvas) -> QuerySet[Revision]:
@@ -67,94 +61,6 @@ def redo_target(canvas: Canvas) -> Revision | None:
         target = canvas.revisions.filter(number=revision.params.get("target"), undone=True).first()
         if target is not None:
             return target
-    return None
-
-
-def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
-    """Human edits that an agent rewrite lost or mangled (offered for re-apply).
-
-    The agent's map-builder has no merge logic (spec §4.8.8): a reply computed on the text it
-    had before a human edit either overwrites the file or splices stale line blocks into it.
-    An edit the agent never makes itself (a note, a merge, a prune) that the canvas no longer
-    shows was lost whenever that happened; any other edit (status, title, edge, metadata) is
-    flagged only when the agent rewrote the canvas within its reply window after the edit —
-    later changes to those fields are the agent's own progress.
-    """
-    agent_revisions = list(
-        canvas.revisions.filter(author=AGENT_AUTHOR)
-        .exclude(op="imported")
-        .order_by("number")
-        .values_list("number", "created_at")
-    )
-    if not agent_revisions:
-        return []
-    doc = parsed(canvas.text)
-    out: list[dict[str, Any]] = []
-    superseded: set[str] = set()  # nodes a later human edit touched again
-    candidates = (
-        _human(canvas)
-        .filter(number__lt=agent_revisions[-1][0], op__in=EDIT_OPS, undone=False)
-        .order_by("-number")[:limit]
-    )
-    for revision in candidates:
-        touched = {n for n in touched_nodes(revision.op, revision.params) if n}
-        fresh = not (touched & superseded)
-        superseded |= touched
-        if not fresh:
-            continue
-        follows = next((at for number, at in agent_revisions if number > revision.number), None)
-        in_window = follows is not None and follows - revision.created_at <= MAP_BUILDER_WINDOW
-        if revision.op not in ALWAYS_OURS and not in_window:
-            continue
-        what = _lost(revision, doc)
-        if what:
-            out.append(
-                {
-                    "revision": revision.number,
-                    "op": revision.op,
-                    "node": ",".join(sorted(touched)),
-                    "what": what,
-                }
-            )
-    return out
-
-
-def _lost(revision: Revision, doc: ParsedCanvas) -> str | None:
-    """What of the revision's effect the canvas `doc` no longer shows (None: all of it holds)."""
-    params = revision.params
-    op = revision.op
-    if op == "merge":
-        back = [i for i in (revision.remaps or {}).get("node_map") or {} if i in doc.nodes]
-        return f"merge of {', '.join(back)} (they are back on the canvas)" if back else None
-    if op == "prune":
-        node = params.get("node")
-        return f"prune of {node} (it is back on the canvas)" if node in doc.nodes else None
-    if op == "set_meta":
-        wrote = parsed(revision.after_text).meta
-        same = (wrote.task_goal, wrote.progress) == (doc.meta.task_goal, doc.meta.progress)
-        return None if same else "task goal / progress"
-    if op in ("add_edge", "remove_edge"):
-        pair = (params.get("source"), params.get("target"))
-        present = any((e.source, e.target) == pair for e in doc.edges)
-        if present == (op == "add_edge"):
-            return None
-        return f"{'added' if op == 'add_edge' else 'removed'} edge {pair[0]} → {pair[1]}"
-    node_id = params.get("node")
-    written = parsed(revision.after_text).nodes.get(node_id)
-    current = doc.nodes.get(node_id)
-    if written is None:
-        return None
-    if current is None:
-        return f"{op} of {node_id} (the node is gone)"
-    if op == "annotate":
-        note = written.fields.extra.get("note")
-        return None if current.fields.extra.get("note") == note else f"note on {node_id}: {note}"
-    if op == "set_status":
-        status = written.fields.status
-        return None if current.fields.status == status else f"status {status} of {node_id}"
-    if op == "edit":
-        mine = (written.fields.title, written.fields.summary)
-        return None if (current.fields.title, current.fields.summary) == mine else f"label of {node_id}"
     return None
 
 

@@ -11,9 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from django.utils import timezone
-
-from canvases.models import Revision
+from canvases import own_writes
 from sessions.memory.paths import confine
 from sessions.models import Agent, Row
 
@@ -31,43 +29,59 @@ class LiveStatus:
         return {"live": self.live, "reasons": self.reasons, "last_write_age": self.last_write_age}
 
 
-def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
-    """Recent writes by the agent to its folder (not ours), or recent `wait` rows."""
-    now = time.time() if now is None else now
-    folder = Path(agent.path)
-    ours = (
-        Revision.objects.filter(canvas__agent=agent)
-        .exclude(author=AGENT_AUTHOR)
-        .order_by("-created_at")
-        .values_list("created_at", flat=True)
-        .first()
-    )
-    ours_ts = ours.timestamp() + 1.0 if ours else 0.0
+def _newest_foreign(agent: Agent, paths: list[Path]) -> float | None:
+    """The newest write to `paths` that memviz did not make (by fingerprint, own_writes)."""
+    ours = own_writes.records(agent)
     newest: float | None = None
-    candidates = [
-        folder / "state.json",
-        *folder.glob("offload-*.jsonl"),
-        *folder.glob("mmds/*.mmd"),
-    ]
-    for path in candidates:
+    for path in paths:
         with contextlib.suppress(OSError):
-            mtime = path.stat().st_mtime
-            if mtime > ours_ts and (newest is None or mtime > newest):
+            mtime = own_writes.foreign_mtime(ours.get(own_writes.relpath(agent, path)), path.stat())
+            if mtime is not None and (newest is None or mtime > newest):
                 newest = mtime
-    reasons = []
+    return newest
+
+
+def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | None:
+    """Why the agent's map-builder holds a copy of a canvas now (spec §7 hazard 3), or None.
+
+    It claims rows (`wait`) in every offload file before its LLM call and backfills them after
+    the reply: `wait` rows with a recent timestamp, or `wait` rows while the agent rewrote an
+    offload file recently (a claim of older rows), mean a reply may still land.
+    """
+    now = time.time() if now is None else now
+    stamps = list(
+        Row.objects.filter(agent=agent, node_id="wait").values_list("timestamp", flat=True)[:500]
+    )
+    if not stamps:
+        return None
     window = LIVE_WINDOW.total_seconds()
-    age = now - newest if newest is not None else None
-    if age is not None and age < window:
-        reasons.append(f"its folder was written {int(age)} s ago")
-    recent_wait = timezone.now() - LIVE_WINDOW
-    for stamp_text in Row.objects.filter(agent=agent, node_id="wait").values_list(
-        "timestamp", flat=True
-    )[:50]:
+    recent = False
+    for stamp_text in stamps:
         with contextlib.suppress(ValueError):
             stamp = datetime.fromisoformat(stamp_text.replace("Z", "+00:00"))
-            if stamp.tzinfo and stamp > recent_wait:
-                reasons.append("its map-builder is mid-flight (recent wait rows)")
-                break
+            recent = recent or bool(stamp.tzinfo and now - stamp.timestamp() < window)
+    claimed = _newest_foreign(agent, sorted(Path(agent.path).glob("offload-*.jsonl")))
+    if not recent and (claimed is None or now - claimed >= window):
+        return None  # stale claims of a failed pass (hazard 4)
+    return f"its map-builder is mid-flight ({len(stamps)} rows claimed as wait)"
+
+
+def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
+    """Recent writes by the agent to its folder (not memviz's own, by fingerprint), or its
+    map-builder mid-flight."""
+    now = time.time() if now is None else now
+    folder = Path(agent.path)
+    newest = _newest_foreign(
+        agent,
+        [folder / "state.json", *folder.glob("offload-*.jsonl"), *folder.glob("mmds/*.mmd")],
+    )
+    reasons = []
+    age = now - newest if newest is not None else None
+    if age is not None and age < LIVE_WINDOW.total_seconds():
+        reasons.append(f"its folder was written {int(age)} s ago")
+    in_flight = map_builder_in_flight(agent, now=now)
+    if in_flight:
+        reasons.append(in_flight)
     return LiveStatus(live=bool(reasons), reasons=reasons, last_write_age=age)
 
 

@@ -82,3 +82,25 @@ class Revision(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["canvas", "number"], name="uniq_canvas_revision")
         ]
+
+
+class OwnWrite(models.Model):
+    """A file of the agent folder as memviz last left it (inode, size, mtime of what it wrote).
+
+    The liveness check tells memviz's own writes from the agent's by this fingerprint, not by a
+    time window: a file that still matches it was last written by memviz, and the agent's last
+    write to it is `prior_mtime_ns` (the file's mtime when memviz replaced it).
+    """
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="own_writes")
+    relpath = NulSafeCharField(max_length=500)
+    inode = models.BigIntegerField()
+    size = models.BigIntegerField()
+    mtime_ns = models.BigIntegerField()
+    prior_mtime_ns = models.BigIntegerField(null=True)
+    recorded_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "relpath"], name="uniq_agent_own_write")
+        ]

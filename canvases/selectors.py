@@ -15,7 +15,7 @@ from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
-from canvases import history, liveness
+from canvases import history, landing, liveness, reverts
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
@@ -194,6 +194,8 @@ def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
         "undo": {"revision": undo.number, "op": undo.op} if undo else None,
         "redo": {"revision": redo.number, "op": redo.op} if redo else None,
         "dropped": history.dropped_edits(canvas),
+        "reverted": reverts.reverted(agent, canvas_pk=canvas.pk),
+        "landed": landing.landed(canvas),
         "revisions": canvas.revisions.count(),
         "disk": disk_state(canvas),
         "resume": resume_state(agent),

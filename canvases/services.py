@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
 
-from canvases import history, liveness
+from canvases import history, liveness, own_writes, reverts
 from canvases.edit_ops import (
     EDIT_OPS,
     OPS,
@@ -31,6 +31,15 @@ from canvases.edit_ops import (
     visible_to_running_agent,
 )
 from canvases.indexing import canvas_index_file, parsed, revision_record
+from canvases.live_rules import (
+    DROP_CONFIRMED,
+    DROP_WHILE_LIVE,
+    EDIT_WHILE_LIVE,
+    HEADER_WHILE_LIVE,
+    REAPPLIED_ON_NEWER,
+    REAPPLY_WHILE_LIVE,
+    lines_for_live_agent,
+)
 from canvases.mermaid import agent_view, content_hash
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
@@ -43,21 +52,6 @@ from sessions.memory.remap import rows_with_nodes
 from sessions.memory.state_edit import create_minimal_state, set_active_canvas
 
 T = TypeVar("T")
-DROP_WHILE_LIVE = (
-    "the agent looks live ({reasons}): a running gateway re-marks the rows it compresses, which "
-    'turns "deleted" back into true, and it reads "deleted" only when a session is loaded again '
-    "(spec §4.8.5). Stop the gateway first, or confirm to mark the rows anyway: memviz then "
-    "watches them and tells you if the agent reverts them."
-)
-HEADER_WHILE_LIVE = (
-    "memviz wrote the agent-readable metadata line at the top, which moves every line down by "
-    "one: a map-builder reply already in flight splices its blocks by line number and can land "
-    "one line off. memviz checks the canvas after the agent's next write and offers re-apply"
-)
-DROP_CONFIRMED = (
-    'the rows are marked "deleted", but the agent is running: it drops them from its context only '
-    "when the session is loaded again, and may re-mark them meanwhile (the page will say so)"
-)
 
 
 @dataclass
@@ -181,13 +175,15 @@ def canvas_apply_edit(
         return canvas_undo(canvas=canvas, user=user)
     if op == "redo":
         return canvas_redo(canvas=canvas, user=user)
-    if op in ("restore", "reapply"):
+    if op in ("restore", "reapply", "drop_again"):
         number = params.get("revision")
         if not isinstance(number, int):
             raise EditRefused("'revision' must be a revision number")
         if op == "restore":
             return canvas_restore(canvas=canvas, number=number, base_hash=base_hash, user=user)
-        return canvas_reapply(canvas=canvas, number=number, user=user)
+        confirm = flag_param(params, "confirm_live", False)
+        run = canvas_reapply if op == "reapply" else canvas_drop_again
+        return run(canvas=canvas, number=number, user=user, confirm_live=confirm)
     if not isinstance(base_hash, str) or not base_hash:
         raise EditRefused("'base' (the content hash the edit was made on) is required")
     return _run(canvas, lambda fresh: _edit(fresh, op, params, base_hash, user))
@@ -214,7 +210,7 @@ def _edit(
     if result.text == text:
         raise EditRefused("this edit changes nothing")
     check_parses(text, result.text)
-    after = visible_to_running_agent(text, result.text)
+    after = visible_to_running_agent(text, lines_for_live_agent(canvas.agent, text, result.text))
     deleted = (
         {params["node"]} if op == "prune" and flag_param(params, "drop_from_context", False) else set()
     )
@@ -238,15 +234,9 @@ def _edit(
     if live.live and result.notes and not agent_view.read_meta(text).on_line_one:
         outcome.warnings.append(HEADER_WHILE_LIVE)
     if reapplied:
-        outcome.warnings.append(
-            "the agent had changed this canvas since you loaded it; your edit touched "
-            "nodes it did not change, so it was applied to the agent's newer version"
-        )
+        outcome.warnings.append(REAPPLIED_ON_NEWER)
     if live.live:
-        outcome.warnings.append(
-            "the agent is live: its map-builder may overwrite this edit within two minutes; "
-            "memviz keeps the edit in its history and will offer to re-apply it"
-        )
+        outcome.warnings.append(EDIT_WHILE_LIVE)
     return outcome
 
 
@@ -312,6 +302,7 @@ def _swap(canvas: Canvas, target: Revision, op: str, user: Any) -> EditOutcome:
             "another edit followed); restore a revision from the history instead",
             current,
         )
+    lines_for_live_agent(canvas.agent, text, to_text, exact=True)
     remaps = target.remaps or {}
     if op == "undo":
         plan = RowPlan.restore(remaps)
@@ -350,6 +341,7 @@ def canvas_restore(*, canvas: Canvas, number: int, base_hash: str, user: Any) ->
         if revision.after_text == text:
             raise EditRefused(f"the canvas already has the text of revision {number}")
         check_parses(text, revision.after_text)
+        lines_for_live_agent(fresh.agent, text, revision.after_text, exact=True)
         after = visible_to_running_agent(text, revision.after_text)
         written = _write(
             fresh, "restore", {"revision": number}, user, before_text=text, after_text=after
@@ -359,8 +351,15 @@ def canvas_restore(*, canvas: Canvas, number: int, base_hash: str, user: Any) ->
     return _run(canvas, work)
 
 
-def canvas_reapply(*, canvas: Canvas, number: int, user: Any) -> EditOutcome:
-    """Apply a human edit again on the current text (after an agent rewrite dropped it)."""
+def canvas_reapply(
+    *, canvas: Canvas, number: int, user: Any, confirm_live: bool = False
+) -> EditOutcome:
+    """Apply a human edit again on the current text (after an agent rewrite dropped it).
+
+    On a live agent it is refused with the reason unless confirmed (its map-builder may drop it
+    again, and a re-applied drop from context may be re-marked); only the fields the edit still
+    owns are written: a newer human edit of the same field is never overwritten.
+    """
 
     def work(fresh: Canvas) -> EditOutcome:
         revision = fresh.revisions.filter(number=number).exclude(author=history.AGENT_AUTHOR).first()
@@ -368,7 +367,40 @@ def canvas_reapply(*, canvas: Canvas, number: int, user: Any) -> EditOutcome:
             raise EditRefused(f"revision {number} is not an edit that can be re-applied")
         _sync(fresh)
         _, current = _read_disk(fresh)
-        return _edit(fresh, revision.op, dict(revision.params), current, user)
+        params = history.reapply_params(fresh, revision)
+        live = liveness.agent_live(fresh.agent)
+        if live.live and not confirm_live:
+            raise EditConflict(REAPPLY_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+        return _edit(fresh, revision.op, {**params, "confirm_live": confirm_live}, current, user)
+
+    return _run(canvas, work)
+
+
+def canvas_drop_again(
+    *, canvas: Canvas, number: int, user: Any, confirm_live: bool = False
+) -> EditOutcome:
+    """Mark "deleted" again the rows of drop `number` that the agent re-marked (§4.8.5)."""
+
+    def work(fresh: Canvas) -> EditOutcome:
+        revision = fresh.revisions.filter(number=number).exclude(author=history.AGENT_AUTHOR).first()
+        if revision is None or not (revision.remaps or {}).get("reverted"):
+            raise EditRefused(f"no row dropped by revision {number} was re-marked by the agent")
+        live = liveness.agent_live(fresh.agent)
+        if live.live and not confirm_live:
+            raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+        text, current = _read_disk(fresh)
+        plan = RowPlan.forward({}, set(revision.remaps.get("mark_deleted") or []))
+        written = _write(
+            fresh, "drop_again", {"revision": number}, user,
+            before_text=text, after_text=text, rows=plan,
+        )
+        reverts.note(fresh.agent)
+        outcome = EditOutcome(
+            revision=written.revision, hash=current, text=text, rows_changed=written.rows_changed
+        )
+        if live.live:
+            outcome.warnings.append(DROP_CONFIRMED)
+        return outcome
 
     return _run(canvas, work)
 
@@ -431,12 +463,14 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
             )
         path = confine(Path(agent.path), "state.json")
         previous = liveness.state_active(agent)
+        priors = own_writes.before(agent, [path])
         try:
             new_hash = _state_write(path, fresh.filename)
         except PreconditionFailed as exc:
             raise EditConflict(str(exc)) from None
         except ValueError as exc:
             raise EditRefused(str(exc)) from None
+        own_writes.record(agent, priors)
         active = liveness.state_active(agent) or ""
         held = active == fresh.filename
         author, user_id = _author(user)

@@ -33,6 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from canvases import own_writes
 from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.indexing import canvas_apply_text, read_text
 from canvases.mermaid import content_hash
@@ -136,7 +137,10 @@ def change_write(change: Change) -> Written:
             _abort(canvas_temp, row_temps)
             raise _disk_error(error, "memviz's journal (var/intents)") from None
         checkpoint("journaled")
+        touched = ([path] if canvas_temp is not None else []) + [p.path for p in row_temps]
+        priors = own_writes.before(canvas.agent, touched)
         rows_changed = _commit(change, intent, canvas_temp, row_temps)
+        own_writes.record(canvas.agent, priors)  # the liveness check must not take them for the agent's
         checkpoint("files-renamed")
     if plan is not None:
         plan.collect()  # appends spliced in at commit time were recorded too

@@ -24,6 +24,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from canvases import reverts
 from canvases.indexing import canvas_index_file, canvas_remove_missing
 from canvases.write_path import intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
@@ -178,6 +179,7 @@ def ingest_folder(
     with agent_locked(agent.pk) as agent:
         intents_recover(agent)  # a memviz change left unfinished is completed before reading
         delta = ingest_agent(agent, folder, report, tick or (lambda _m: None))
+        reverts.note(agent)  # rows a person dropped that the agent re-marked (spec §4.8.5)
         if not delta.empty:
             report.deltas.append(delta)
             transaction.on_commit(lambda: broadcast_delta(delta))

@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from canvases import liveness, reverts
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import scrub_paths
 from sessions import selectors
@@ -45,8 +46,9 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
         data = selectors.unplaced_page(obj, after)
         return render_page(request, "agent_sessions/agent.html", data, partial="unplaced")
     detail = selectors.agent_detail(obj, request.GET.get("canvases_before", ""))
-    data = {**detail, **selectors.unplaced_page(obj, after)}
-    return render_page(request, "agent_sessions/agent.html", data)
+    data = {**detail, **selectors.unplaced_page(obj, after), "reverted": reverts.reverted(obj)}
+    extra = {"live": liveness.agent_live(obj).as_json()} if data["reverted"] else {}
+    return render_page(request, "agent_sessions/agent.html", data, extra=extra)
 
 
 @require_GET

@@ -180,7 +180,8 @@
     const anyRows = Object.keys(rows).length > 0 || (msg.sessions_reread || []).length > 0;
     if (canvas) {
       // Row counts per node and the open node's rows.
-      if (anyRows) { later("node-panel", refreshNodePanel); later("node-list", () => refreshFromPage([".node-list"])); }
+      // The live box too: it lists dropped rows the agent re-marked (spec §4.8.5).
+      if (anyRows) { later("node-panel", refreshNodePanel); later("node-list", () => refreshFromPage([".node-list"])); later("live-box", refreshLiveBox); }
       if (msg.active_canvas !== null && msg.active_canvas !== undefined) later("canvas-head", () => refreshFromPage([".canvas-head"]));
     } else if (session) {
       const touched = rows[session] || (msg.sessions_reread || []).includes(session) || (msg.sessions_removed || []).includes(session);

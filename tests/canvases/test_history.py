@@ -105,11 +105,17 @@ def test_live_panel_offers_reapply_after_agent_drops_note(env) -> None:  # type:
     assert "dropped 1" in soup.select_one(".dropped").get_text()
     form = soup.select_one(".dropped form")
     assert form.select_one("input[name=op]")["value"] == "reapply"
+    revision = form.select_one("input[name=revision]")["value"]
+    # the agent just rewrote the canvas: without a confirmation re-apply is refused, with why
     response = client.post(
-        URL + "ops/",
-        {"op": "reapply", "revision": form.select_one("input[name=revision]")["value"]},
-        HTTP_HX_REQUEST="true",
+        URL + "ops/", {"op": "reapply", "revision": int(revision)}, content_type="application/json"
     )
+    assert response.status_code == 409
+    assert "may drop this edit again" in response.content.decode()
+    # the panel's button is the confirmation (it says the agent is live)
+    assert form.select_one("input[name=confirm_live]")["value"] == "1"
+    fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
+    response = client.post(URL + "ops/", fields, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     assert "note: double-check rounding" in path.read_text()
     soup = BeautifulSoup(client.get(URL + "live/").content, "html.parser")

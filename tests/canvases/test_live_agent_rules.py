@@ -97,15 +97,21 @@ def test_edits_a_map_builder_reply_lost_are_offered_again(env) -> None:  # type:
     canvas.refresh_from_db()
     lost = {d["op"]: d for d in history.dropped_edits(canvas)}
     assert set(lost) == {"set_status", "prune"}
-    assert lost["prune"]["what"] == "prune of 002-N5 (it is back on the canvas)"
+    assert lost["prune"]["what"] == "node 002-N5: removed → on the canvas"
     # long after an edit, an agent rewrite of a status is its own progress, not a loss
     Revision.objects.filter(canvas=canvas, op="set_status").update(
         created_at=canvas.revisions.get(op="disk").created_at - timedelta(minutes=10)
     )
     assert {d["op"] for d in history.dropped_edits(canvas)} == {"prune"}
-    # and re-apply brings the prune back
+    # re-apply on the live agent (it just rewrote the canvas) needs a confirmation, then
+    # brings the prune back
+    reapply = {"revision": lost["prune"]["revision"]}
+    with pytest.raises(services.EditConflict, match="may drop this edit again"):
+        services.canvas_apply_edit(
+            canvas=canvas, op="reapply", params=reapply, base_hash="", user=user
+        )
     services.canvas_apply_edit(
-        canvas=canvas, op="reapply", params={"revision": lost["prune"]["revision"]},
+        canvas=canvas, op="reapply", params={**reapply, "confirm_live": True},
         base_hash="", user=user,
     )
     canvas.refresh_from_db()

@@ -224,7 +224,12 @@ def test_undo_refused_after_agent_rewrite(setup) -> None:  # type: ignore[no-unt
     canvas.refresh_from_db()
     dropped = history.dropped_edits(canvas)
     assert [d["op"] for d in dropped] == ["annotate"]
-    services.canvas_reapply(canvas=canvas, number=dropped[0]["revision"], user=user)
+    # the rewrite came a moment after the edit: the agent is live, whatever memviz wrote last
+    with pytest.raises(services.EditConflict, match="looks live"):
+        services.canvas_reapply(canvas=canvas, number=dropped[0]["revision"], user=user)
+    services.canvas_reapply(
+        canvas=canvas, number=dropped[0]["revision"], user=user, confirm_live=True
+    )
     assert "note: keep me" in path.read_text()
     canvas.refresh_from_db()
     assert history.dropped_edits(canvas) == []
