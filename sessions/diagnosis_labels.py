@@ -32,6 +32,35 @@ HELP = {
 }
 
 
+# The wording of sessions.diagnostics.DETAILS, with the same values.
+DETAILS = {
+    "wait": _("wait"),
+    "null": _("null"),
+    "no_canvas": _("node on no canvas"),
+    "no_ref": _("no result_ref"),
+    "ref_missing": _("file missing"),
+    "ref_unsafe": _("unsafe path"),
+    "over_chars": _("%(size)s > %(limit)s characters"),
+    "status_since": _("%(status)s since %(stamp)s"),
+}
+
+
+def _worded(evidence: dict) -> dict:
+    code = evidence.get("detail_code")
+    if code not in DETAILS:
+        return evidence
+    return {**evidence, "detail": str(DETAILS[code]) % evidence.get("detail_args", {})}
+
+
 def titled(findings: list[dict]) -> list[dict]:
-    """Findings (JSON) with their title and help text added, as strings."""
-    return [{**f, "title": str(TITLES[f["kind"]]), "help": str(HELP[f["kind"]])} for f in findings]
+    """Findings (JSON) with their title, help text and evidence details in the viewer's
+    language, as strings."""
+    return [
+        {
+            **f,
+            "title": str(TITLES[f["kind"]]),
+            "help": str(HELP[f["kind"]]),
+            **({"evidence": [_worded(e) for e in f["evidence"]]} if "evidence" in f else {}),
+        }
+        for f in findings
+    ]

@@ -88,14 +88,32 @@ class Finding:
         }
 
 
-def _row_evidence(row: DiagRow, detail: str = "") -> dict[str, Any]:
+# Evidence details memviz words itself: a code and its values, put in the viewer's language
+# by sessions.diagnosis_labels.titled (the English text stays in "detail" for other readers).
+DETAILS = {
+    "wait": "wait",
+    "null": "null",
+    "no_canvas": "node on no canvas",
+    "no_ref": "no result_ref",
+    "ref_missing": "file missing",
+    "ref_unsafe": "unsafe path",
+    "over_chars": "{size} > {limit} characters",
+    "status_since": "{status} since {stamp}",
+}
+
+
+def _detail(code: str, **values: object) -> dict[str, Any]:
+    return {"detail": DETAILS[code].format(**values), "detail_code": code, "detail_args": values}
+
+
+def _row_evidence(row: DiagRow, detail: str | dict[str, Any] = "") -> dict[str, Any]:
     return {
         "row": row.id,
         "session": row.session,
         "line_no": row.line_no,
         "node_id": row.node_id,
         "tool_call": row.tool_call[:160],
-        "detail": detail,
+        **(detail if isinstance(detail, dict) else {"detail": detail}),
     }
 
 
@@ -149,17 +167,18 @@ def diagnose(
         node = row.node_id
         if node == "wait":
             if row.time is None or row.time < now - WAIT_WINDOW:
-                found["map_builder_lag"].add(_row_evidence(row, "wait"))
+                found["map_builder_lag"].add(_row_evidence(row, _detail("wait")))
         elif node is None or node == "":
             if end is None or row.time is None or row.time < end - NULL_GRACE:
-                found["never_placed"].add(_row_evidence(row, "null"))
+                found["never_placed"].add(_row_evidence(row, _detail("null")))
         elif node not in placed_ids:
-            found["never_placed"].add(_row_evidence(row, "node on no canvas"))
+            found["never_placed"].add(_row_evidence(row, _detail("no_canvas")))
         if not row.summary.strip():
             found["empty_summary"].add(_row_evidence(row))
         if row.ref_state != "ok":
-            reason = {"none": "no result_ref", "missing": "file missing", "refused": "unsafe path"}
-            found["missing_ref"].add(_row_evidence(row, reason.get(row.ref_state, row.ref_state)))
+            reason = {"none": "no_ref", "missing": "ref_missing", "refused": "ref_unsafe"}
+            code = reason.get(row.ref_state)
+            found["missing_ref"].add(_row_evidence(row, _detail(code) if code else row.ref_state))
             continue
         if scanned >= MAX_REF_SCANS or row.ref_name is None:
             continue
@@ -171,7 +190,9 @@ def diagnose(
             found["failing_call"].add(_row_evidence(row, facts.error_line[:200]))
         if row.summary.strip() and len(row.summary) > facts.result_chars:
             found["summary_longer_than_ref"].add(
-                _row_evidence(row, f"{len(row.summary)} > {facts.result_chars} characters")
+                _row_evidence(
+                    row, _detail("over_chars", size=len(row.summary), limit=facts.result_chars)
+                )
             )
     with_refs = sum(1 for r in rows if r.ref_state == "ok")
     if with_refs > scanned:
@@ -181,7 +202,7 @@ def diagnose(
         size = len(canvas.text)
         if size > CANVAS_BUDGET_CHARS:
             found["over_budget"].add(
-                {"canvas": canvas.file, "detail": f"{size} > {CANVAS_BUDGET_CHARS} characters"}
+                {"canvas": canvas.file, **_detail("over_chars", size=size, limit=CANVAS_BUDGET_CHARS)}
             )
         if end is None:
             continue
@@ -193,7 +214,7 @@ def diagnose(
                     {
                         "canvas": canvas.file,
                         "node_id": node.id,
-                        "detail": f"{status} since {node.fields.timestamp}",
+                        **_detail("status_since", status=status, stamp=node.fields.timestamp),
                     }
                 )
     return [found[k] for k in KINDS]
