@@ -11,7 +11,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas, CanvasNode, Revision
 from sessions import counters, search_index
-from sessions.memory.paths import open_regular
+from sessions.memory.paths import read_regular
 from sessions.models import Agent
 
 NUMBER_PREFIX = re.compile(r"^(\d+)-")
@@ -41,8 +41,7 @@ def parsed(text: str) -> ParsedCanvas:
 
 def read_text(path: Path) -> str:
     """``<agent>/mmds/<file>``, opened without following a link anywhere in those three names."""
-    with open_regular(path, folders=2) as handle:
-        return handle.read().decode("utf-8", errors="replace")
+    return read_regular(path, folders=2).decode("utf-8", errors="replace")
 
 
 def canvas_apply_text(

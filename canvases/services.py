@@ -38,7 +38,7 @@ from canvases.write_path import Change, canvas_path, change_write, intents_recov
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions.locks import agent_locked
 from sessions.memory.atomic import PreconditionFailed
-from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
+from sessions.memory.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
 from sessions.memory.remap import rows_with_nodes
 from sessions.memory.state_edit import create_minimal_state, set_active_canvas
 
@@ -126,8 +126,7 @@ def _run(canvas: Canvas, work: Callable[[Canvas], T]) -> T:
 def _read_disk(canvas: Canvas) -> tuple[str, str]:
     """The canvas text on disk and its hash; refuses a vanished or non-UTF-8 file."""
     try:
-        with open_regular(canvas_path(canvas), folders=2) as handle:  # mmds/<file>: no links
-            raw = handle.read()
+        raw = read_regular(canvas_path(canvas), folders=2)  # mmds/<file>: no links, bounded
     except FileNotFoundError:
         raise EditRefused(
             f"{canvas.filename} vanished from disk (the agent may have deleted it); "
@@ -135,6 +134,8 @@ def _read_disk(canvas: Canvas) -> tuple[str, str]:
         ) from None
     except (LinkRefused, UnsafePath) as exc:
         raise EditRefused(f"{canvas.filename} is not a plain file of the agent folder: {exc}") from None
+    except FileTooLarge as exc:
+        raise EditRefused(f"{exc}; memviz does not edit it") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

@@ -18,13 +18,15 @@ import hashlib
 import zlib
 from pathlib import Path
 
+from sessions.memory.paths import open_regular
+
 HEAD = 4096
 TAIL = 64 * 1024
 _BLOCK = 1 << 20
 
 
 def quick_digest(path: Path, offset: int) -> str:
-    with open(path, "rb") as handle:
+    with open_regular(path, folders=1) as handle:  # an offload file: no link or FIFO
         head = handle.read(min(offset, HEAD))
         tail_start = max(len(head), offset - TAIL)
         handle.seek(tail_start)
@@ -46,7 +48,7 @@ def prefix_digest(path: Path, end: int, *, start: int = 0, base: str | None = No
     """Checksum of ``[0, end)``: computed from ``base`` (the digest of ``[0, start)``) by
     reading only ``[start, end)``."""
     crc, adler = _unpack(base) if base else (0, 1)
-    with open(path, "rb") as handle:
+    with open_regular(path, folders=1) as handle:  # an offload file: no link or FIFO
         handle.seek(start)
         left = end - start
         while left > 0:
