@@ -438,6 +438,8 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
             raise EditConflict(str(exc)) from None
         except ValueError as exc:
             raise EditRefused(str(exc)) from None
+        except OSError as exc:  # a FIFO, device, link or huge file: refused at once, never waited on
+            raise EditRefused(f"state.json cannot be written: {exc.strerror or exc}") from None
         active = liveness.state_active(agent) or ""
         held = active == fresh.filename
         author, user_id = _author(user)
