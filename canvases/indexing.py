@@ -171,7 +171,11 @@ def canvas_index_file(agent: Agent, path: Path) -> bool:
         return False
     try:
         text = read_text(path)
-    except OSError:  # gone, or a link swapped in since the folder was listed: not indexed
+    except FileNotFoundError:
+        return False
+    except OSError as error:  # a link, FIFO or device swapped in, or too large: not indexed
+        # named on the agent's page with the refused links (ingest saves the agent)
+        agent.refused_links = [*agent.refused_links, f"mmds/{path.name}: {error.strerror or error}"]
         return False
     if canvas and canvas.content_hash == content_hash(text):
         canvas.mtime_ns = st.st_mtime_ns

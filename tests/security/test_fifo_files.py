@@ -64,6 +64,11 @@ def _promptly(work: Callable[[], Any]) -> Any:
     return box.get("value")
 
 
+def _threads() -> set[str]:
+    # A broadcast's first send starts asgiref's executor thread: a bounded, idle pool.
+    return {t.name for t in threading.enumerate() if not t.name.startswith("ThreadPoolExecutor")}
+
+
 def _fifo(path: Path) -> None:
     path.unlink(missing_ok=True)
     os.mkfifo(path)
@@ -104,7 +109,7 @@ def test_fifos_do_not_stall_ingest_pages_or_resume(root: Path) -> None:
     _fifo(alpha / "refs" / ref)
     os.mkfifo(alpha / "offload-s-2.jsonl")
     _agent(root, "beta")  # sorted after the hostile agent
-    threads = threading.active_count()
+    threads = _threads()
 
     _pages_answer(ref)  # the index still names the files that are FIFOs now
     _promptly(lambda: ingest_path(root))
@@ -141,4 +146,23 @@ def test_fifos_do_not_stall_ingest_pages_or_resume(root: Path) -> None:
     assert json.loads((root / "beta" / "state.json").read_text())["activeMmdFile"] == (
         "002-second.mmd"
     )
-    assert threading.active_count() <= threads
+    assert _threads() <= threads  # every request's thread finished
+
+
+def test_a_file_over_the_read_limit_is_a_problem_of_that_file(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sessions.memory import paths
+
+    alpha = root / "alpha"
+    monkeypatch.setattr(paths, "READ_LIMIT", 4096)
+    big = canvas("big", [node(f"001-N{k}", "x" * 40, "done", 1) for k in range(200)])
+    (alpha / "mmds" / "002-second.mmd").write_text(big, "utf-8")
+    _agent(root, "beta")
+    _promptly(lambda: ingest_path(root))
+    assert Canvas.objects.filter(agent__slug="beta").count() == 2
+    assert Canvas.objects.filter(agent__slug="alpha", filename="001-first.mmd").exists()
+    refused = Agent.objects.get(slug="alpha").refused_links
+    assert refused == ["mmds/002-second.mmd: 002-second.mmd is larger than 4096 bytes"]
+    page = Client().get("/a/alpha/")
+    assert "002-second.mmd is larger than 4096 bytes" in page.content.decode()

@@ -37,7 +37,7 @@ def _strict(text: str | bytes) -> Any:
 
 
 def _row(call_id: str, extra: str) -> str:
-    return '{"tool_call_id": "%s", "tool_call": "exec: x", "summary": "s", %s}' % (call_id, extra)
+    return f'{{"tool_call_id": "{call_id}", "tool_call": "exec: x", "summary": "s", {extra}}}'
 
 
 def _root(tmp_path: Path) -> Path:
