@@ -23,6 +23,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
 from canvases.models import Canvas, Revision
+from memviz.fields import nul_free
 from sessions.memory.paths import UnsafePath, confine
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
@@ -125,7 +126,7 @@ def canvas_detail(
             "progress": doc.meta.progress,
             "created": doc.meta.created,
             "updated": doc.meta.updated,
-            "values": doc.meta.values,
+            "values": nul_free(doc.meta.values),  # and `1e400` as text: the JSON twin stays JSON
         },
         "agent_reads": _agent_reads(canvas.text),
         "header": doc.header,

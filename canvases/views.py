@@ -78,7 +78,7 @@ def too_large_answer(request: HttpRequest, agent: Agent, canvas: Canvas) -> Http
 
 
 @require_GET
-def canvas_raw(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+def canvas_raw(request: HttpRequest, agent: str, canvas: str) -> FileResponse:
     """The canvas file as it is on disk, streamed (any size), for whoever may view the canvas.
 
     Confined like every canvas read: an indexed name under the agent's ``mmds/``, opened

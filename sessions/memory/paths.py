@@ -9,8 +9,8 @@ import functools
 import os
 import re
 import stat
+from io import BufferedReader
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 __all__ = [
     "READ_LIMIT",
@@ -92,7 +92,7 @@ def _shown(parts: list[str] | tuple[str, ...]) -> str:
     return "/".join(parts)
 
 
-def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
+def open_regular(path: Path | str, *, folders: int = 0) -> BufferedReader:
     """`open_regular_fd` as a binary file object."""
     return os.fdopen(open_regular_fd(path, folders=folders), "rb")
 

@@ -122,3 +122,12 @@ def test_a_pushed_state_out_of_range_never_reaches_state_json(settings, tmp_path
     later = push('{"type": "state", "state": {"activeMmdFile": "001-a.mmd", "n": 2}}')
     assert later.status_code == 200, later.content
     assert _strict(state.read_bytes())["n"] == 2
+
+
+def test_a_canvas_header_out_of_range_keeps_the_json_twin_json(tmp_path: Path) -> None:
+    texts = {"001-a.mmd": '%%{ "taskGoal": "g", "progress": 1e400 }%%\nflowchart TD\n  A[one]\n'}
+    write_agent(tmp_path / "root", "main", {"s-1": []}, texts)
+    ingest_path(tmp_path / "root")
+    answer = Client().get("/a/main/c/001-a.mmd/?format=json")
+    assert answer.status_code == 200
+    assert _strict(answer.content)["meta"]["values"]["progress"] == "inf"
