@@ -68,6 +68,16 @@ def test_a_hostile_structure_draws_in_seconds(live_server, page, root: Path, nam
     assert page.errors == []  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_the_compare_page_draws_a_hostile_structure_too(live_server, page, root: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/a/main/c/{name}/compare/", wait_until="domcontentloaded")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.static-diagram svg g.node').length > 0",
+        timeout=DRAW_SECONDS * 1000,
+    )
+    assert page.errors == []  # type: ignore[attr-defined]
+
+
 def _chain(count: int) -> list[dict]:
     return [{"id": f"g{k}", "title": f"g{k}", "parent": f"g{k - 1}" if k else None} for k in range(count)]
 
