@@ -119,6 +119,8 @@ def open_regular_fd(path: Path | str, *, folders: int = 0) -> int:
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise LinkRefused(f"{_shown(parts)} is a symbolic link: {_NOT_FOLLOWED}") from None
+        if error.errno == errno.ENXIO:  # a socket (or a device without its driver)
+            raise LinkRefused(f"{_shown(parts)} is not a regular file") from None
         raise
     try:
         where = _descriptor_path(fd)

@@ -166,3 +166,29 @@ def test_a_file_over_the_read_limit_is_a_problem_of_that_file(
     assert refused == ["mmds/002-second.mmd: 002-second.mmd is larger than 4096 bytes"]
     page = Client().get("/a/alpha/")
     assert "002-second.mmd is larger than 4096 bytes" in page.content.decode()
+
+
+def test_devices_and_sockets_are_refused_like_fifos(tmp_path: Path) -> None:
+    import socket
+    import stat
+
+    from sessions.memory.paths import LinkRefused, open_append, read_regular
+
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(agent / "offload-sock.jsonl"))
+    names = ["offload-sock.jsonl"]
+    try:  # /dev/zero's numbers: read whole, it would never end
+        os.mknod(agent / "state.json", stat.S_IFCHR | 0o600, os.makedev(1, 5))
+        names.append("state.json")
+    except PermissionError:
+        pass  # not root: the socket still stands for every kind that is not a regular file
+    os.mkfifo(agent / "offload-fifo.jsonl")
+    names.append("offload-fifo.jsonl")
+    for name in names:
+        with pytest.raises(LinkRefused, match="not a regular file"):
+            _promptly(lambda name=name: read_regular(agent / name, folders=1))
+        with pytest.raises(OSError):
+            _promptly(lambda name=name: os.close(open_append(agent / name)))
+    server.close()
