@@ -80,6 +80,8 @@ def test_out_of_range_numbers_are_kept_as_text_and_indexing_goes_on(tmp_path: Pa
     reasons = {p["line_no"]: p["reason"] for p in session.problems}
     assert {2, 3, 4, 5} <= set(reasons), session.problems  # NaN, -Infinity, too deep, too deep
     assert "NaN" in reasons[2] and "Infinity" in reasons[3]
+    excerpts = {p["line_no"]: p["excerpt"] for p in session.problems}
+    assert '"score": NaN' in excerpts[2] and '"took": -Infinity' in excerpts[3]  # text kept
     assert alpha.state_data["mmdCounter"] == "1e400" and alpha.state_data["n"] == 2
     assert alpha.active_mmd_file == "001-a.mmd"
 
