@@ -21,6 +21,9 @@ from canvases.mermaid.repair import repair_text
 # consecutive nodes (the order the agent wrote them, i.e. time) that expand on demand.
 AUTO_GROUP_OVER = 60
 AUTO_GROUP_SIZE = 30
+# Subgraphs nested deeper are drawn inside their ancestor at this depth (the layout recurses
+# once per level, and no one reads a box inside twenty others).
+MAX_GROUP_DEPTH = 16
 CSS_PROPERTY = re.compile(
     r"^(fill|stroke|stroke-width|stroke-dasharray|color|font-weight|font-style|opacity"
     r"|fill-opacity|stroke-opacity|font-size)$"
@@ -149,9 +152,56 @@ def auto_groups(nodes: list[dict], groups: list[dict]) -> list[dict]:
     return made
 
 
+def safe_groups(doc: Canvas) -> tuple[list[Any], dict[str, str | None], dict[str, str]]:
+    """The subgraphs to draw, and where each subgraph id's members go, on any structure.
+
+    The parser keeps what the agent wrote; the layout needs a tree with unique ids. So a
+    reopened (duplicate) subgraph id is one group (its first), a parent that does not come first
+    is no parent (no cycle can form), groups nested deeper than MAX_GROUP_DEPTH are flattened
+    into their ancestor at that depth, and a group whose id is also a node's is renamed.
+    Returns (kept subgraphs, subgraph id -> id of the group drawn for it or None, new names).
+    Linear in the number of subgraphs.
+    """
+    node_ids = set(doc.nodes)
+    first: dict[str, int] = {}
+    for index, sub in enumerate(doc.subgraphs):
+        first.setdefault(sub.id, index)
+    shown_as: dict[str, str | None] = {}
+    depth: dict[str, int] = {}
+    kept = []
+    for index, sub in enumerate(doc.subgraphs):
+        if first[sub.id] != index:
+            continue
+        parent = sub.parent if sub.parent in first and first[sub.parent] < index else None
+        level = depth[parent] + 1 if parent is not None else 1
+        if parent is not None and level > MAX_GROUP_DEPTH:
+            shown_as[sub.id] = shown_as[parent]  # flattened into its deepest kept ancestor
+            depth[sub.id] = depth[parent]
+            continue
+        shown_as[sub.id] = sub.id
+        depth[sub.id] = level
+        kept.append((sub, parent))
+    taken = node_ids | set(first)
+    names: dict[str, str] = {}
+    for sub, _parent in kept:
+        if sub.id in node_ids:  # a node and its group share an id: the group gets a new one
+            name, k = f"{sub.id}~group", 1
+            while name in taken:
+                k += 1
+                name = f"{sub.id}~group{k}"
+            taken.add(name)
+            names[sub.id] = name
+    return kept, shown_as, names
+
+
 def scene_of(doc: Canvas) -> dict[str, Any]:
     class_defs, classes, styles, link_styles = _styles(doc)
-    subgraph_ids = {sub.id for sub in doc.subgraphs}
+    kept, shown_as, names = safe_groups(doc)
+
+    def drawn(sub_id: str | None) -> str | None:
+        target = shown_as.get(sub_id) if sub_id is not None else None
+        return names.get(target, target) if target is not None else None
+
     nodes = []
     for node in doc.nodes.values():
         css = _inline_style(node.id, class_defs, classes, styles, node=True)
@@ -169,13 +219,14 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
             item["css"] = css
         if fields.timestamp:
             item["ts"] = fields.timestamp
-        if node.subgraph in subgraph_ids:
-            item["group"] = node.subgraph
+        if (group := drawn(node.subgraph)) is not None:
+            item["group"] = group
         nodes.append(item)
     groups = []
-    for sub in doc.subgraphs:
+    for sub, parent in kept:
         css = _inline_style(sub.id, class_defs, classes, styles, node=False)
-        groups.append({"id": sub.id, "title": sub.title, "parent": sub.parent, "css": css})
+        group_id = names.get(sub.id, sub.id)
+        groups.append({"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css})
     groups += auto_groups(nodes, groups)
     edges = []
     for index, edge in enumerate(doc.edges):

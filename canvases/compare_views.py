@@ -7,6 +7,7 @@ from django.views.decorators.http import require_GET
 
 from canvases.compare import CURRENT, compare
 from canvases.selectors import canvas_get
+from canvases.views import too_large_answer
 from memviz.pages import render_page
 from sessions.selectors import agent_get
 
@@ -15,6 +16,8 @@ from sessions.selectors import agent_get
 def compare_page(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = canvas_get(obj, canvas)
+    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
+        return big
     first = canvas_obj.revisions.order_by("number").values_list("number", flat=True).first()
     a = request.GET.get("a") or (str(first) if first else CURRENT)
     b = request.GET.get("b") or CURRENT

@@ -16,7 +16,7 @@ from canvases import history, lint, selectors, services
 from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
 from canvases.models import Canvas
-from canvases.views import node_list_html, node_list_items
+from canvases.views import node_list_html, node_list_items, too_large_answer
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.selectors import agent_get
@@ -218,6 +218,8 @@ def history_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespo
 def revision_page(request: HtmxHttpRequest, agent: str, canvas: str, number: int) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
+    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
+        return big
     data = history.revision_detail(obj, canvas_obj, number)
     return render_page(request, "canvases/revision.html", data)
 
@@ -253,6 +255,8 @@ def revision_restore(
 def preview_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
+    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
+        return big
     data = selectors.resume_preview(canvas_obj)
     # "block" is reserved in Django template contexts (block tags use it).
     extra = {"resume_text": data["block"]}
@@ -283,6 +287,8 @@ def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
 def lint_panel(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
+    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
+        return big
     data = lint.canvas_lint(obj, canvas_obj)
     return render_page(request, "canvases/lint.html", data, partial="panel")
 

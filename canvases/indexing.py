@@ -11,7 +11,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas, CanvasNode, Revision
 from sessions import counters, search_index
-from sessions.memory.paths import open_regular
+from sessions.memory.paths import read_regular
 from sessions.models import Agent
 
 NUMBER_PREFIX = re.compile(r"^(\d+)-")
@@ -41,8 +41,7 @@ def parsed(text: str) -> ParsedCanvas:
 
 def read_text(path: Path) -> str:
     """``<agent>/mmds/<file>``, opened without following a link anywhere in those three names."""
-    with open_regular(path, folders=2) as handle:
-        return handle.read().decode("utf-8", errors="replace")
+    return read_regular(path, folders=2).decode("utf-8", errors="replace")
 
 
 def canvas_apply_text(
@@ -172,7 +171,11 @@ def canvas_index_file(agent: Agent, path: Path) -> bool:
         return False
     try:
         text = read_text(path)
-    except OSError:  # gone, or a link swapped in since the folder was listed: not indexed
+    except FileNotFoundError:
+        return False
+    except OSError as error:  # a link, FIFO or device swapped in, or too large: not indexed
+        # named on the agent's page with the refused links (ingest saves the agent)
+        agent.refused_links = [*agent.refused_links, f"mmds/{path.name}: {error.strerror or error}"]
         return False
     if canvas and canvas.content_hash == content_hash(text):
         canvas.mtime_ns = st.st_mtime_ns

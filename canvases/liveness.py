@@ -4,7 +4,6 @@ rows (its map-builder is mid-flight). Read-only: file stats and the index."""
 from __future__ import annotations
 
 import contextlib
-import json
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from canvases import own_writes
-from sessions.memory.paths import confine
+from sessions.memory.state import read_state
 from sessions.models import Agent, Row
 
 LIVE_WINDOW = timedelta(minutes=2)
@@ -87,11 +86,9 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
 
 def state_data(agent: Agent) -> dict[str, Any]:
     """The agent's state.json as it is on disk now ({} when missing or unreadable)."""
-    with contextlib.suppress(OSError, ValueError, RecursionError):
-        data = json.loads(confine(Path(agent.path), "state.json").read_bytes().decode("utf-8"))
-        if isinstance(data, dict):
-            return data
-    return {}
+    # read_state goes through the one opener: no link, FIFO or device, a bounded size.
+    state = read_state(Path(agent.path) / "state.json")
+    return state.data if state.error is None else {}
 
 
 def state_active(agent: Agent) -> str | None:

@@ -11,9 +11,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Count
 from django.http import Http404
 from django.shortcuts import get_object_or_404
+from django.urls import reverse
 
 from canvases import history, landing, liveness, reverts
 from canvases.indexing import parsed
@@ -21,6 +23,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
 from canvases.models import Canvas, Revision
+from memviz.fields import nul_free
 from sessions.memory.paths import UnsafePath, confine
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
@@ -43,6 +46,27 @@ def canvas_get(agent: Agent, filename: str) -> Canvas:
     canvas = get_object_or_404(Canvas, agent=agent, filename=filename)
     canvas.agent = agent
     return canvas
+
+
+def canvas_too_large(agent: Agent, canvas: Canvas) -> dict[str, Any] | None:
+    """The summary shown instead of a canvas over MEMVIZ_CANVAS_MAX_BYTES, else None.
+
+    Only what the index already counted (no parse): its pages would send the whole text, its
+    scene and every node to anyone who may view it.
+    """
+    limit = settings.MEMVIZ_CANVAS_MAX_BYTES
+    if canvas.size <= limit:
+        return None
+    return {
+        "agent": agent.slug,
+        "file": canvas.filename,
+        "too_large": True,
+        "size": canvas.size,
+        "limit": limit,
+        "nodes": canvas.nodes.count(),
+        "status_counts": canvas.status_counts,
+        "raw": reverse("canvas-raw", args=[agent.slug, canvas.filename]),
+    }
 
 
 def disk_state(canvas: Canvas) -> dict[str, Any]:
@@ -102,7 +126,7 @@ def canvas_detail(
             "progress": doc.meta.progress,
             "created": doc.meta.created,
             "updated": doc.meta.updated,
-            "values": doc.meta.values,
+            "values": nul_free(doc.meta.values),  # and `1e400` as text: the JSON twin stays JSON
         },
         "agent_reads": _agent_reads(canvas.text),
         "header": doc.header,

@@ -47,7 +47,7 @@ from canvases.write_path import Change, canvas_path, change_write, intents_recov
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions.locks import agent_locked
 from sessions.memory.atomic import PreconditionFailed
-from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
+from sessions.memory.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
 from sessions.memory.remap import rows_with_nodes
 from sessions.memory.state_edit import create_minimal_state, set_active_canvas
 
@@ -120,8 +120,7 @@ def _run(canvas: Canvas, work: Callable[[Canvas], T]) -> T:
 def _read_disk(canvas: Canvas) -> tuple[str, str]:
     """The canvas text on disk and its hash; refuses a vanished or non-UTF-8 file."""
     try:
-        with open_regular(canvas_path(canvas), folders=2) as handle:  # mmds/<file>: no links
-            raw = handle.read()
+        raw = read_regular(canvas_path(canvas), folders=2)  # mmds/<file>: no links, bounded
     except FileNotFoundError:
         raise EditRefused(
             f"{canvas.filename} vanished from disk (the agent may have deleted it); "
@@ -129,6 +128,8 @@ def _read_disk(canvas: Canvas) -> tuple[str, str]:
         ) from None
     except (LinkRefused, UnsafePath) as exc:
         raise EditRefused(f"{canvas.filename} is not a plain file of the agent folder: {exc}") from None
+    except FileTooLarge as exc:
+        raise EditRefused(f"{exc}; memviz does not edit it") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -470,6 +471,8 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
             raise EditConflict(str(exc)) from None
         except ValueError as exc:
             raise EditRefused(str(exc)) from None
+        except OSError as exc:  # a FIFO, device, link or huge file: refused at once, never waited on
+            raise EditRefused(f"state.json cannot be written: {exc.strerror or exc}") from None
         own_writes.record(agent, priors)
         active = liveness.state_active(agent) or ""
         held = active == fresh.filename

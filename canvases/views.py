@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from django.http import HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -14,9 +14,12 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
 from canvases import selectors
+from canvases.models import Canvas
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
 from memviz.templatetags.memviz import status_class
+from sessions.memory.paths import UnsafePath, open_regular
+from sessions.models import Agent
 from sessions.selectors import agent_get
 
 
@@ -63,10 +66,42 @@ def node_list_html(data: dict[str, Any], *, editable: bool) -> dict[str, str]:
 CANVAS_PARTIALS = {"diagram": "canvases/_diagram.html", "editor": "canvases/_editor.html"}
 
 
+def too_large_answer(request: HttpRequest, agent: Agent, canvas: Canvas) -> HttpResponse | None:
+    """The "too large" page (or its JSON) for a canvas over the size limit; None for the others.
+
+    Every page that would send the canvas whole (the canvas, its preview, lint, compare,
+    history versions) answers this instead."""
+    summary = selectors.canvas_too_large(agent, canvas)
+    if summary is None:
+        return None
+    return render_page(request, "canvases/too_large.html", summary)
+
+
+@require_GET
+def canvas_raw(request: HttpRequest, agent: str, canvas: str) -> FileResponse:
+    """The canvas file as it is on disk, streamed (any size), for whoever may view the canvas.
+
+    Confined like every canvas read: an indexed name under the agent's ``mmds/``, opened
+    without following a link, and never a FIFO or device."""
+    obj = agent_get(agent)
+    canvas_obj = selectors.canvas_get(obj, canvas)
+    try:
+        handle = open_regular(selectors.canvas_path(obj, canvas_obj.filename), folders=2)
+    except (OSError, UnsafePath):
+        raise Http404(gettext("the canvas file cannot be read")) from None
+    response = FileResponse(  # closes the handle when sent
+        handle, as_attachment=True, filename=canvas_obj.filename, content_type="text/plain"
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
 @require_GET
 def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
+    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
+        return big
     data = selectors.canvas_detail(
         obj, canvas_obj, request.GET.get("collapsed"), with_render_body=wants_json(request)
     )

@@ -2,11 +2,13 @@
 
 PostgreSQL refuses NUL (U+0000) in text and in jsonb, and tool output can hold it. Values are
 indexed copies of files on disk, so a NUL is stored as U+FFFD; the files themselves are never
-changed by this.
+changed by this. A non-finite float (no JSON holds one; SQLite's JSON check raises on it) is
+stored as its text.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django.db import models
@@ -17,6 +19,8 @@ REPLACEMENT = "\ufffd"
 
 def nul_free(value: Any) -> Any:
     """``value`` with every NUL in its strings (keys too, recursively) replaced by U+FFFD."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     if isinstance(value, str):
         return value.replace(NUL, REPLACEMENT) if NUL in value else value
     if isinstance(value, dict):

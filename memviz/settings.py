@@ -91,6 +91,10 @@ MEMVIZ_UNPACKED_MAX_BYTES = int(os.environ.get("MEMVIZ_UNPACKED_MAX_BYTES", 2 * 
 # Intent records of multi-file changes in flight (canvases.write_path); outside every data root.
 MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", VAR_DIR / "intents"))
 MEMVIZ_REF_PAGE_BYTES = int(os.environ.get("MEMVIZ_REF_PAGE_BYTES", 64 * 1024))
+# Canvases larger than this get a summary and a raw download instead of their pages (a 51 MB
+# canvas made a 206 MB JSON answer). Whole-file reads of memory folders stop at
+# MEMVIZ_FILE_MAX_BYTES (64 MB; read by sessions/memory/paths.py from the environment).
+MEMVIZ_CANVAS_MAX_BYTES = int(os.environ.get("MEMVIZ_CANVAS_MAX_BYTES", 2 * 1024 * 1024))
 
 INSTALLED_APPS = [
     "daphne",

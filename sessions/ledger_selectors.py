@@ -19,7 +19,7 @@ from sessions.debug_selectors import (
     ref_name,
 )
 from sessions.instants import parse_instant
-from sessions.memory.paths import UnsafePath, confine
+from sessions.memory.paths import UnsafePath, check_relative, read_regular
 from sessions.memory.state_edit import resume_block
 from sessions.models import Agent, AgentSession, Ref
 from sessions.replay import ReplayRow, active_canvases, node_canvas_map
@@ -48,7 +48,9 @@ def agent_ledger(agent: Agent) -> dict[str, Any]:
 
 def _read_text(base: Path, name: str) -> str | None:
     try:
-        return confine(base, name).read_bytes().decode("utf-8", errors="replace")
+        # the name is checked, not resolved: the opener refuses a link on the way itself
+        data = read_regular(base / check_relative(name), folders=len(Path(name).parts))
+        return data.decode("utf-8", errors="replace")
     except (OSError, UnsafePath):
         return None
 

@@ -25,6 +25,7 @@ from memviz.fields import nul_free
 from sessions import search_index
 from sessions.copy_stream import CopyStream
 from sessions.memory.layout import AgentFolder, is_ignored_name
+from sessions.memory.paths import open_regular
 from sessions.memory.refs import read_ref_header
 from sessions.models import Agent, Ref, TrackedFile
 from sessions.search_terms import tsvector_literal
@@ -225,9 +226,12 @@ def _scan_dir(
     return change
 
 
-def _ref_text(path: Path) -> str:
-    with open(path, "rb") as handle:
-        data = handle.read(settings.MEMVIZ_INDEX_REF_TEXT_BYTES)
+def _ref_text(base: Path, name: str) -> str:
+    try:
+        with open_regular(base / name, folders=len(Path(name).parts)) as handle:
+            data = handle.read(settings.MEMVIZ_INDEX_REF_TEXT_BYTES)
+    except OSError:  # gone, or refused (a link or FIFO swapped in): no text to search
+        return ""
     return nul_free(data.decode("utf-8", errors="replace"))
 
 
@@ -258,7 +262,7 @@ def _apply(
         change.size += size - old_size
     if with_text and changed:
         search_index.refs_unindex([item[0] for item in changed])
-        search_index.refs_index([(item[0], _ref_text(folder.path / item[2])) for item in changed])
+        search_index.refs_index([(item[0], _ref_text(folder.path, item[2])) for item in changed])
     if new:
         _insert(agent, folder, new, with_text, copies)
     return change
@@ -277,7 +281,7 @@ def _insert(
         if with_text:
             columns.append("search")
             values = [
-                (*v, tsvector_literal(_ref_text(folder.path / r[0])))
+                (*v, tsvector_literal(_ref_text(folder.path, r[0])))
                 for v, r in zip(values, refs, strict=True)
             ]
         copies.write_rows(f"COPY {table} ({', '.join(columns)}) FROM STDIN", values)
@@ -295,5 +299,5 @@ def _insert(
         (last,) = cursor.fetchone()
     first = last - len(refs) + 1
     search_index.refs_index(
-        [(first + i, _ref_text(folder.path / r[0])) for i, r in enumerate(refs)]
+        [(first + i, _ref_text(folder.path, r[0])) for i, r in enumerate(refs)]
     )

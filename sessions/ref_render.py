@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import markdown
 import nh3
+
+from sessions.memory import json_text
 
 ALLOWED_TAGS = {
     "a",
@@ -78,8 +79,8 @@ def _looks_like_json(text: str) -> bool:
     if not stripped or stripped[0] not in "[{":
         return False
     try:
-        json.loads(stripped)
-    except ValueError:
+        json_text.loads(stripped)
+    except (ValueError, RecursionError):  # a tool result nested thousands deep is plain text
         return False
     return True
 

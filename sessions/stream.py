@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
-import json
 import logging
 import os
 import re
@@ -36,10 +35,18 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from sessions.memory import json_text
 from sessions.memory.atomic import lock_folder, write_atomic
 from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
 from sessions.memory.layout import is_ignored_name, is_offload_file_name
-from sessions.memory.paths import UnsafePath, check_relative, confine, is_link
+from sessions.memory.paths import (
+    UnsafePath,
+    check_relative,
+    confine,
+    is_link,
+    open_append,
+    read_regular,
+)
 from sessions.models import StreamToken
 
 log = logging.getLogger(__name__)
@@ -229,7 +236,7 @@ def _has_control(text: str) -> bool:
 
 def row_line(row: dict[str, Any]) -> bytes:
     """A row as the plugin writes it: compact JSON, unsafe characters stripped, one LF line."""
-    text = sanitize_unsafe_chars(json.dumps(row, ensure_ascii=False, separators=(",", ":")))
+    text = sanitize_unsafe_chars(json_text.dumps(row, ensure_ascii=False, separators=(",", ":")))
     return text.encode("utf-8") + b"\n"
 
 
@@ -292,7 +299,7 @@ def _apply_rows(folder: Path, file_name: str, rows: list[dict[str, Any]], result
             result.applied += 1
         if appends:
             data = b"".join(appends)
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            fd = open_append(path)
             try:
                 # A file whose last line has no newline yet would glue our row onto it.
                 if index.offset < os.fstat(fd).st_size:
@@ -316,12 +323,13 @@ def _rewrite_rows(path: Path, replaced: dict[str, dict[str, Any]]) -> None:
     write_atomic(path, b"".join(out), must_exist=True)
 
 
-def _write_if_changed(path: Path, data: bytes, result: StreamResult) -> None:
+def _write_if_changed(folder: Path, relative: str, data: bytes, result: StreamResult) -> None:
+    path = folder / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     if is_link(path):
         raise ValueError(f"{path.name} is a symbolic link; memviz does not write through links")
     try:
-        if path.read_bytes() == data:
+        if read_regular(path, folders=len(Path(relative).parts)) == data:
             result.duplicates += 1
             return
     except FileNotFoundError:
@@ -333,7 +341,7 @@ def _write_if_changed(path: Path, data: bytes, result: StreamResult) -> None:
 def _pretty_json(value: Any, key: str) -> bytes:
     if not isinstance(value, dict):
         raise EventError(f"'{key}' must be an object")
-    return json.dumps(value, ensure_ascii=False, indent=2).encode("utf-8")
+    return json_text.dumps(value, ensure_ascii=False, indent=2).encode("utf-8")
 
 
 @dataclass
@@ -380,7 +388,8 @@ def events_parse(lines: list[tuple[int, bytes]]) -> ParsedEvents:
     parsed = ParsedEvents()
     for number, line in lines:
         try:
-            event = json.loads(line)
+            # A number no double holds is refused, not rewritten: the agent's file keeps its type.
+            event = json_text.loads(line, keep_text=False)
         except ValueError as exc:
             parsed.errors.append({"line": number, "reason": f"not JSON: {exc}"})
             continue
@@ -459,7 +468,7 @@ def _apply(
                 result.errors.extend({"line": n, "reason": reason} for n, _ in numbered)
     for number, relative, data in parsed.files:
         try:
-            _write_if_changed(folder / relative, data, result)
+            _write_if_changed(folder, relative, data, result)
         except Exception as exc:  # noqa: BLE001
             result.errors.append({"line": number, "reason": f"could not write: {_failure(exc)}"})
     if index and result.applied:

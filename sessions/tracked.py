@@ -15,16 +15,29 @@ place, so "it grew" is not enough: the bytes already read must be unchanged.
 from __future__ import annotations
 
 import hashlib
+import os
 import zlib
 from pathlib import Path
+
+from sessions.memory.paths import LinkRefused, open_regular
 
 HEAD = 4096
 TAIL = 64 * 1024
 _BLOCK = 1 << 20
 
 
+def _refused() -> str:
+    # A file the opener refuses (a link or FIFO swapped in) matches no stored digest, so the
+    # next look re-reads it whole and meets the refusal there.
+    return "refused-" + os.urandom(8).hex()
+
+
 def quick_digest(path: Path, offset: int) -> str:
-    with open(path, "rb") as handle:
+    try:
+        handle = open_regular(path, folders=1)  # an offload file: no link or FIFO
+    except LinkRefused:
+        return _refused()
+    with handle:
         head = handle.read(min(offset, HEAD))
         tail_start = max(len(head), offset - TAIL)
         handle.seek(tail_start)
@@ -46,7 +59,11 @@ def prefix_digest(path: Path, end: int, *, start: int = 0, base: str | None = No
     """Checksum of ``[0, end)``: computed from ``base`` (the digest of ``[0, start)``) by
     reading only ``[start, end)``."""
     crc, adler = _unpack(base) if base else (0, 1)
-    with open(path, "rb") as handle:
+    try:
+        handle = open_regular(path, folders=1)  # an offload file: no link or FIFO
+    except LinkRefused:
+        return _refused()
+    with handle:
         handle.seek(start)
         left = end - start
         while left > 0:

@@ -29,6 +29,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from sessions.memory.paths import open_regular
+
 TEMP_MARKER = ".memviz-tmp-"
 
 
@@ -57,7 +59,7 @@ def sha256_bytes(data: bytes) -> str:
 def file_hash(path: Path) -> str | None:
     """SHA-256 hex of the file's bytes, or None when it does not exist."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:  # a FIFO is refused at once, never waited on
             return hashlib.file_digest(handle, "sha256").hexdigest()
     except FileNotFoundError:
         return None

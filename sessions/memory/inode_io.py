@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from sessions.memory.atomic import fsync_folder, write_all
+from sessions.memory.paths import open_append
 
 LEASE_WAIT_SECONDS = 2.0
 SETTLE_SECONDS = 0.05
@@ -53,7 +54,7 @@ def append_at_line_end(path: Path, content: bytes, wait: float = LEASE_WAIT_SECO
     The agent may be between the two halves of a split append: writing in between would join
     our lines to its half.
     """
-    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+    fd = open_append(path, readable=True, create=False)
     try:
         until = time.monotonic() + wait
         while True:

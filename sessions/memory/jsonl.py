@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from sessions.memory import json_text
 from sessions.memory.paths import LinkRefused, open_regular
 
 __all__ = [
@@ -133,13 +134,9 @@ def _offloaded(value: Any) -> bool | str | None:
     return bool(value)
 
 
-def _reject_constant(name: str) -> Any:
-    # JSON.parse has no NaN/Infinity; Python's json would accept them.
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant)
+    # JSON.parse has no NaN/Infinity; a number out of a double's range is kept as its text.
+    return json_text.loads(text)
 
 
 def _excerpt(text: str) -> str:

@@ -4,21 +4,31 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import functools
 import os
 import re
 import stat
+from io import BufferedReader
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 __all__ = [
+    "READ_LIMIT",
+    "FileTooLarge",
     "LinkRefused",
     "UnsafePath",
     "check_relative",
     "confine",
     "is_link",
+    "open_append",
     "open_regular",
+    "open_regular_fd",
+    "read_regular",
 ]
+
+# The most bytes read whole from one memory-folder file (state, registry, a canvas, a ref page);
+# streamed readers (JSONL rows) read in bounded blocks instead. MEMVIZ_FILE_MAX_BYTES sets it.
+READ_LIMIT = int(os.environ.get("MEMVIZ_FILE_MAX_BYTES", 64 * 1024 * 1024))
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -82,7 +92,12 @@ def _shown(parts: list[str] | tuple[str, ...]) -> str:
     return "/".join(parts)
 
 
-def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
+def open_regular(path: Path | str, *, folders: int = 0) -> BufferedReader:
+    """`open_regular_fd` as a binary file object."""
+    return os.fdopen(open_regular_fd(path, folders=folders), "rb")
+
+
+def open_regular_fd(path: Path | str, *, folders: int = 0) -> int:
     """Open a file of a memory folder for reading, following no link on its way in.
 
     Neither the last component nor the ``folders`` folders above it (``1`` for
@@ -104,6 +119,8 @@ def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise LinkRefused(f"{_shown(parts)} is a symbolic link: {_NOT_FOLLOWED}") from None
+        if error.errno == errno.ENXIO:  # a socket (or a device without its driver)
+            raise LinkRefused(f"{_shown(parts)} is not a regular file") from None
         raise
     try:
         where = _descriptor_path(fd)
@@ -116,9 +133,8 @@ def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
             if where.endswith(" (deleted)"):
                 raise FileNotFoundError(errno.ENOENT, "deleted while opened", parts[-1])
             raise LinkRefused(f"{_shown(parts)}: a folder on the way is a link: {_NOT_FOLLOWED}")
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise LinkRefused(f"{_shown(parts)} is not a regular file")
-        return os.fdopen(fd, "rb")
+        _require_regular(fd, _shown(parts))
+        return fd
     except BaseException:
         with contextlib.suppress(OSError):
             os.close(fd)
@@ -126,6 +142,57 @@ def open_regular(path: Path | str, *, folders: int = 0) -> BinaryIO:
 
 
 _NOT_FOLLOWED = "memviz does not follow links inside memory folders"
+
+
+def _require_regular(fd: int, shown: str) -> None:
+    """Refuse a FIFO, device or socket (opened without blocking), then make reads blocking again."""
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        raise LinkRefused(f"{shown} is not a regular file")
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
+
+
+class FileTooLarge(OSError):
+    """A memory-folder file larger than memviz reads whole: a problem of that file, not a crash."""
+
+    def __init__(self, shown: str, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"{shown} is larger than {limit} bytes")
+
+    def __str__(self) -> str:
+        return self.strerror or "file too large"
+
+
+def read_regular(path: Path | str, *, folders: int = 0, limit: int | None = None) -> bytes:
+    """The whole of a memory-folder file, opened by `open_regular`; at most ``limit`` bytes
+    (default `READ_LIMIT`), else `FileTooLarge` (an OSError, like every other refusal)."""
+    cap = READ_LIMIT if limit is None else limit
+    with open_regular(path, folders=folders) as handle:
+        data = handle.read(cap + 1)
+    if len(data) > cap:
+        raise FileTooLarge(os.path.basename(os.fspath(path)), cap)
+    return data
+
+
+def open_append(
+    path: Path | str, mode: int = 0o644, *, readable: bool = False, create: bool = True
+) -> int:
+    """A descriptor appending to a memory-folder file (created if missing), refusing a link, FIFO
+    or device without blocking: a plain O_WRONLY open of a FIFO waits for a reader forever."""
+    access = os.O_RDWR if readable else os.O_WRONLY
+    flags = access | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    flags |= os.O_CREAT if create else 0
+    try:
+        fd = os.open(path, flags, mode)
+    except OSError as error:
+        if error.errno in (errno.ELOOP, errno.ENXIO):
+            raise LinkRefused(f"{os.path.basename(os.fspath(path))} is not a regular file") from None
+        raise
+    try:
+        _require_regular(fd, os.path.basename(os.fspath(path)))
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _descriptor_path(fd: int) -> str | None:

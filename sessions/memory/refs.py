@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from sessions.memory import json_text
 from sessions.memory.paths import check_relative, confine, open_regular
 
 __all__ = [
@@ -288,7 +288,7 @@ def unwrap_tool_result(result_text: str) -> str | None:
     if not stripped.startswith("{") or "content" not in stripped:
         return None
     try:
-        parsed = json.loads(stripped)
+        parsed = json_text.loads(stripped)
     except Exception:  # noqa: BLE001 - ValueError, or RecursionError on hostile nesting
         return None
     content = parsed.get("content") if isinstance(parsed, dict) else None

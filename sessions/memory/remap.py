@@ -54,6 +54,7 @@ from typing import Protocol
 
 from sessions.memory import inode_io
 from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
+from sessions.memory.paths import open_regular, open_regular_fd
 from sessions.memory.row_edits import RowEditor
 
 MAX_RETRIES = 20
@@ -137,8 +138,8 @@ def rows_with_nodes(agent_dir: Path, node_ids: set[str]) -> int:
         return 0
     count = 0
     for path in offload_files(agent_dir):
-        with contextlib.suppress(FileNotFoundError):
-            data = path.read_bytes()
+        with contextlib.suppress(OSError), open_regular(path, folders=1) as handle:
+            data = handle.read()
             count += sum(1 for line in editor.candidate_lines(data) if editor.matches(line))
     return count
 
@@ -220,7 +221,7 @@ def prepare_remap(path: Path, editor: Editor) -> PreparedRemap | None:
     (ENOSPC, EROFS, EACCES) propagates with nothing left behind.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_regular_fd(path, folders=1)  # no link, FIFO or device
     except FileNotFoundError:
         return None
     try:
@@ -262,7 +263,7 @@ def _rewrite_file(
                 raise _Diverged  # a recovery out of time: the caller appends instead
             break
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            fd = open_regular_fd(path, folders=1)  # no link, FIFO or device
         except FileNotFoundError:
             return 0, retries  # the reclaimer deleted it: nothing to remap
         try:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from sessions.memory import json_text
+from sessions.memory.json_text import NumberOutOfRange
 from sessions.memory.jsonl import sanitize_unsafe_chars
 
 ABSENT = "__absent__"  # recorded `offloaded` of a row that had no such key
@@ -218,10 +220,15 @@ def candidate_spans(data: bytes, complete: int, needles: list[bytes]) -> list[tu
 def parse_row(line: bytes) -> dict | None:
     """A row the plugin would read, parsed like `parseJsonlSafe` (strict, then unsafe chars out)."""
     try:
-        row = json.loads(line)
+        # A number out of a double's range: no edit, since writing the row back would change it.
+        row = json_text.loads(line, keep_text=False)
+    except NumberOutOfRange:
+        return None
     except (ValueError, RecursionError):
         try:
-            row = json.loads(sanitize_unsafe_chars(line.decode("utf-8", errors="replace")))
+            row = json_text.loads(
+                sanitize_unsafe_chars(line.decode("utf-8", errors="replace")), keep_text=False
+            )
         except (ValueError, RecursionError):
             return None
     if not isinstance(row, dict):
@@ -235,7 +242,7 @@ def reserialise(line: bytes, row: dict) -> bytes:
     head = line[: len(line) - len(line.lstrip())]
     tail = line[len(line.rstrip()) :]
     try:
-        body = json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        body = json_text.dumps(row, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from a \ud800 escape: keep it escaped
-        body = json.dumps(row, separators=(",", ":")).encode("ascii")
+        body = json_text.dumps(row, separators=(",", ":")).encode("ascii")
     return head + body + tail

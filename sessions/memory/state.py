@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sessions.memory import json_text
 from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, is_link, open_regular
 
@@ -53,7 +53,7 @@ def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], str
         # Node's JSON.parse rejects a BOM, so the plugin resets such a file to defaults.
         return {}, f"{what} starts with a BOM (the plugin treats it as corrupt)", raw
     try:
-        data = json.loads(raw)
+        data = json_text.loads(raw)
     except ValueError as error:
         return {}, f"{what} is not valid JSON: {error}", raw
     except Exception as error:  # noqa: BLE001 - e.g. RecursionError: a problem of this file

@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from sessions.memory import json_text
 from sessions.memory.atomic import (
     PreconditionFailed,
     fsync_folder,
@@ -26,6 +27,7 @@ from sessions.memory.atomic import (
     write_all,
     write_atomic,
 )
+from sessions.memory.paths import read_regular
 
 CANVAS_BUDGET_CHARS = 4000
 
@@ -54,11 +56,11 @@ def set_active_canvas(state_path: Path, mmd_file: str, *, expect_hash: str | Non
     """
     state_path = Path(state_path)
     _check_canvas_name(state_path.parent / "mmds", mmd_file)
-    raw = state_path.read_bytes()
+    raw = read_regular(state_path, folders=1)  # no link, FIFO or device; bounded
     if expect_hash is not None and sha256_bytes(raw) != expect_hash:
         raise PreconditionFailed(state_path, expect_hash, sha256_bytes(raw))
     text = _decode_state(raw)
-    state = json.loads(text)
+    state = json_text.loads(text)
     file_key, id_key = _SNAKE_KEYS if _is_snake(state) else _CAMEL_KEYS
     values = {file_key: mmd_file, id_key: canvas_label(mmd_file)}
     new_text = _replace_values(text, values)
@@ -88,7 +90,7 @@ def _decode_state(raw: bytes) -> str:
         raise ValueError("state.json starts with a BOM; the plugin would reset it to defaults")
     try:
         text = raw.decode("utf-8")
-        state = json.loads(text)
+        state = json_text.loads(text)
     except (UnicodeDecodeError, ValueError) as error:
         raise ValueError(f"state.json is not valid JSON ({error}); nothing was written") from None
     if not isinstance(state, dict):
@@ -113,7 +115,7 @@ def _replace_values(text: str, values: Mapping[str, object]) -> str | None:
         return None
     edits = sorted(((found[key][0], value) for key, value in values.items()), reverse=True)
     for (start, end), value in edits:
-        text = text[:start] + json.dumps(value, ensure_ascii=False) + text[end:]
+        text = text[:start] + json_text.dumps(value, ensure_ascii=False) + text[end:]
     return text
 
 
@@ -149,7 +151,10 @@ def _reserialise(text: str, state: dict) -> str:
     if isinstance(indent, str) and set(indent) == {" "}:
         indent = len(indent)
     ascii_only = bool(re.search(r"\\u[0-9a-fA-F]{4}", text)) and text.isascii()
-    body = json.dumps(state, ensure_ascii=ascii_only, indent=indent)
+    # Only when the byte-exact swap failed; a number kept as text (out of range) must not turn
+    # into a string, so such a state is refused (ValueError, nothing written).
+    json_text.loads(text, keep_text=False)
+    body = json_text.dumps(state, ensure_ascii=ascii_only, indent=indent)
     return body + ("\n" if text.endswith("\n") else "")
 
 
@@ -192,7 +197,7 @@ def create_minimal_state(agent_dir: Path, mmd_file: str) -> str:
     _check_canvas_name(agent_dir / "mmds", mmd_file)
     path = agent_dir / "state.json"
     state = {"activeMmdFile": mmd_file, "activeMmdId": canvas_label(mmd_file)}
-    data = json.dumps(state, ensure_ascii=False, indent=2).encode("utf-8")
+    data = json_text.dumps(state, ensure_ascii=False, indent=2).encode("utf-8")
     with lock_folder(agent_dir):
         if os.path.lexists(path):
             raise FileExistsError(f"{path.name} already exists; nothing was written")

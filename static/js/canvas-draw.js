@@ -204,8 +204,15 @@
   }
 
   function build(scene, collapsed) {
-    const groups = new Map(scene.groups.map((g) => [g.id, g]));
-    const parentOfGroup = (id) => { const g = groups.get(id); return g && groups.has(g.parent) ? g.parent : null; };
+    // canvases/canvas_scene.py sends unique ids and a shallow tree; whatever a scene holds, a
+    // group id taken twice or by a node is ignored, and a parent must come earlier in the
+    // document, so the tree below has no cycle (a loop here froze the tab).
+    const nodeIds = new Set(scene.nodes.map((n) => n.id));
+    const groups = new Map();
+    for (const g of scene.groups) if (!groups.has(g.id) && !nodeIds.has(g.id)) groups.set(g.id, g);
+    const parents = new Map();
+    for (const g of groups.values()) parents.set(g.id, g.parent != null && parents.has(g.parent) ? g.parent : null);
+    const parentOfGroup = (id) => parents.get(id) || null;
     // the outermost collapsed group holding a group (or null): what a hidden thing shows as
     const shownAs = new Map();
     const outermost = (gid) => {
@@ -226,7 +233,7 @@
     const blocks = new Map([[null, root]]);
     const leaves = new Map();
     // groups first (document order), so a group's box sits where it was written
-    for (const g of scene.groups) {
+    for (const g of groups.values()) {
       if (outermost(g.id) && outermost(g.id) !== g.id) continue; // inside a collapsed group
       if (collapsed.has(g.id)) {
         const inside = members.get(g.id) || [];
@@ -240,7 +247,7 @@
     }
     const blockOf = (gid) => blocks.get(gid && groups.has(gid) ? gid : null) || root;
     const order = [];
-    for (const g of scene.groups) {
+    for (const g of groups.values()) {
       if (blocks.has(g.id)) order.push(["block", g]);
       else if (leaves.has(g.id)) order.push(["leaf", g]);
     }
@@ -250,7 +257,7 @@
       blockOf(n.group).children.push(leaf);
     }
     for (const [kind, g] of order) {
-      const parent = blockOf(g.parent);
+      const parent = blockOf(parentOfGroup(g.id));
       const child = kind === "block" ? blocks.get(g.id) : leaves.get(g.id);
       // a group sits among its parent's nodes where its first member would be
       parent.children.push(child);
@@ -304,7 +311,9 @@
     const parts = [];
     const titleParts = [];
     // groups (outermost first, so nested boxes paint above their parents)
-    const depth = (b) => { let d = 0; for (let g = b.group; g && g.parent; g = scene.groups.find((x) => x.id === g.parent)) d++; return d; };
+    const depths = new Map(); // parents come first (build), so one pass gives every depth
+    for (const g of scene.groups) if (!depths.has(g.id)) depths.set(g.id, depths.has(g.parent) ? depths.get(g.parent) + 1 : 0);
+    const depth = (b) => depths.get(b.id) || 0;
     [...blocks.values()].filter((b) => b.group).sort((p, q) => depth(p) - depth(q)).forEach((b) => {
       const box = boxes.get(b.id);
       if (!box) return;

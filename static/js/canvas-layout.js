@@ -152,10 +152,11 @@
       routes.set(e.k, pts);
     }
     // the original links that were duplicates share the route of their first copy
+    const firstOf = new Map(uniq.map((u) => [u.a + ">" + u.b, u.k]));
     links.forEach(([a, b], k) => {
       if (routes.has(k)) return;
-      const first = uniq.find((u) => u.a === a && u.b === b);
-      if (first && routes.has(first.k)) routes.set(k, routes.get(first.k));
+      const first = firstOf.get(a + ">" + b);
+      if (first !== undefined && routes.has(first)) routes.set(k, routes.get(first));
     });
     return { x: X, y: Y, routes };
   }
@@ -208,12 +209,23 @@
   function layout(tree, edges, direction) {
     const dir = (direction || "TD").toUpperCase();
     const horizontal = dir === "LR" || dir === "RL";
-    const parentOf = new Map();
-    const walk = (g) => { for (const c of g.children) { parentOf.set(c.id, g); if (c.children) walk(c); } };
-    walk(tree);
-    const pathOf = (id) => {
-      const path = [];
-      for (let g = parentOf.get(id); g; g = parentOf.get(g.id)) path.unshift(g);
+    // Each id once, parents before children: a tree whose ids repeat (a node named like its
+    // group, a group inside itself) would make the walks below loop or recurse without end.
+    const parentOf = new Map([[tree.id, null]]);
+    const pending = [tree];
+    while (pending.length) {
+      const g = pending.pop();
+      g.children = g.children.filter((c) => !parentOf.has(c.id));
+      for (const c of g.children) { parentOf.set(c.id, g); if (c.children) pending.push(c); }
+    }
+    const paths = new Map([[tree.id, []]]);
+    const pathOf = (id) => { // memoised: linear in the tree, not in depth times edges
+      if (paths.has(id)) return paths.get(id);
+      const up = [];
+      let g = parentOf.get(id);
+      while (g && !paths.has(g.id)) { up.push(g); g = parentOf.get(g.id); }
+      let path = g ? paths.get(g.id).concat([g]) : [];
+      for (let i = up.length - 1; i >= 0; i--) { paths.set(up[i].id, path); path = path.concat([up[i]]); }
       return path;
     };
     // the block where each edge's ends part, and the children of that block that hold them

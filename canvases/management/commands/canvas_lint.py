@@ -17,6 +17,7 @@ from canvases.mermaid.agent_view import (
     node_index_shown,
     read_meta,
 )
+from sessions.memory.paths import read_regular
 
 
 def canvas_files(paths: list[str]) -> Iterator[Path]:
@@ -94,7 +95,7 @@ class Command(BaseCommand):
     def handle(self, *args: object, paths: list[str], **options: object) -> None:
         failing: list[str] = []
         for path in canvas_files(paths):
-            raw = path.read_bytes()
+            raw = read_regular(path)  # no FIFO or device; bounded like every canvas read
             doc = parse(raw.decode("utf-8", errors="replace"))
             report = lint_report(path, raw, doc)
             if doc.has_errors:
