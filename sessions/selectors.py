@@ -230,7 +230,7 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
                 "size": canvas.size,
             }
         )
-    sessions = [
+    sessions: list[dict[str, Any]] = [
         {
             "id": s.session_id,
             "file": s.relpath,
