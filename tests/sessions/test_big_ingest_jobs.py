@@ -10,7 +10,6 @@ by the watchdog, and Retry runs it again. Run on SQLite and in CI's PostgreSQL p
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import os
 import subprocess
@@ -34,6 +33,7 @@ from sessions.jobs import job_retry, jobs_recover
 from sessions.management.commands.run import celery_worker_command
 from sessions.models import Agent, IngestJob
 from sessions.views import ingest_start
+from tests.debug.memory_factory import canvas, node, write_agent
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -43,16 +43,23 @@ LIMIT_S = 60  # a path that has not finished by then hangs
 
 @pytest.fixture(scope="module")
 def big_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One agent of 8 offload JSONLs x 2,500 rows, a ref per row and small canvases."""
-    spec = importlib.util.spec_from_file_location("generate_root", REPO / "bench/generate_root.py")
-    assert spec and spec.loader
-    generator = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("generate_root", generator)
-    spec.loader.exec_module(generator)
+    """A data root of one agent: 8 offload JSONLs x 2,500 rows, some refs, a small canvas."""
     root = tmp_path_factory.mktemp("big") / "root"
-    generator.generate_root(
-        root, ROWS, agents=1, sessions_per_agent=8, ref_bytes=80, canvas_nodes=40
-    )
+    nodes = [node(f"001-N{i}", f"step {i}", "done", i) for i in range(1, 9)]
+    sessions = {
+        f"s{s}": [
+            {
+                "minutes": s * 3000 + i / 10,
+                "tool": "exec:ls",
+                "node": f"001-N{s + 1}",
+                "summary": f"listed folder {s}-{i}",
+                "ref": i % 500 == 0,  # a few refs: the rows are what froze
+            }
+            for i in range(ROWS // 8)
+        ]
+        for s in range(8)
+    }
+    write_agent(root, "big", sessions, {"001-task.mmd": canvas("a big agent", nodes)})
     return root
 
 
@@ -186,7 +193,7 @@ def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, s
     """An upload, its task run eagerly in the request (as with MEMVIZ_CELERY_EAGER)."""
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(big_root.rglob("*")):
             if path.is_file():
                 archive.write(path, path.relative_to(big_root).as_posix())
