@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import io
 import os
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -140,6 +142,45 @@ def test_ingest_command_finishes_a_20k_row_agent(big_root: Path) -> None:
     assert_indexed(IngestJob.objects.get().pk)
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_run_serves_after_its_first_ingest_of_a_20k_row_agent(big_root: Path) -> None:
+    """`manage.py run` ingests the data root (the `ingest` command, eagerly) before it listens:
+    it froze there for good."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "manage.py", "run", "--no-worker", "--no-watch", "--port", str(port)],
+        cwd=REPO,
+        env=child_env(MEMVIZ_DATA_ROOT=str(big_root)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + LIMIT_S
+        while True:
+            assert server.poll() is None, server.stderr.read()[-2000:] if server.stderr else ""
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/?format=json", timeout=5):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"manage.py run did not serve within {LIMIT_S} s")
+                time.sleep(0.3)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        unstick()
+    assert_indexed(IngestJob.objects.get().pk)
+
+
 @pytest.fixture
 def worker() -> Iterator[subprocess.Popen]:
     """The Celery worker `manage.py run` starts, sharing this test's database."""
@@ -162,11 +203,16 @@ def worker() -> Iterator[subprocess.Popen]:
 
 
 def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
-    worker: subprocess.Popen, big_root: Path
-) -> None:
+    worker: subprocess.Popen, big_root: Path, settings
+) -> None:  # type: ignore[no-untyped-def]
     """The re-ingest button's job in a real worker: progress moves, the heartbeat keeps beating,
     and the recovery pass and Retry answer at once while the ingest runs."""
-    job_id = ingest_start(big_root).pk
+    settings.MEMVIZ_DATA_ROOT = big_root
+    client = Client()
+    client.force_login(User.objects.create_user("ana"))
+    response = client.post("/ingest/?format=json")
+    assert response.status_code == 202, response.content[:500]
+    job_id = response.json()["id"]
     deadline = time.monotonic() + LIMIT_S
     seen: set[int] = set()
     beats: set[Any] = set()
@@ -188,6 +234,7 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
     assert slowest < 2.0, f"recovery or retry waited {slowest:.1f} s on the job row"
     if connection.vendor == "postgresql":  # SQLite: the agent's transaction holds the only
         assert len(beats) >= 2, "the heartbeat did not move while the job ran"  # write lock
+        assert len(seen) >= 2, "the progress shown did not move while the job ran"
 
 
 def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
