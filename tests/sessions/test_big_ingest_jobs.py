@@ -36,6 +36,7 @@ from sessions.management.commands.run import celery_worker_command
 from sessions.models import Agent, IngestJob
 from sessions.views import ingest_start
 from tests.debug.memory_factory import canvas, node, write_agent
+from tests.sessions.test_celery_worker import database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]
@@ -65,14 +66,6 @@ def big_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
-    return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-
-
 def child_env(**extra: str) -> dict[str, str]:
     return {
         **os.environ,
@@ -80,6 +73,15 @@ def child_env(**extra: str) -> dict[str, str]:
         "MEMVIZ_VAR_DIR": str(settings.VAR_DIR),
         **extra,
     }
+
+
+def stop(child: subprocess.Popen) -> None:
+    child.terminate()
+    try:
+        child.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        child.kill()
+    unstick()
 
 
 def unstick() -> None:
@@ -172,12 +174,7 @@ def test_run_serves_after_its_first_ingest_of_a_20k_row_agent(big_root: Path) ->
                     pytest.fail(f"manage.py run did not serve within {LIMIT_S} s")
                 time.sleep(0.3)
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        unstick()
+        stop(server)
     assert_indexed(IngestJob.objects.get().pk)
 
 
@@ -193,12 +190,7 @@ def worker() -> Iterator[subprocess.Popen]:
         stderr=subprocess.DEVNULL,
     )
     yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    unstick()
+    stop(proc)
     app.conf.task_always_eager = True
 
 
