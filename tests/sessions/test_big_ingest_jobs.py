@@ -277,3 +277,38 @@ def test_a_job_whose_progress_stops_is_failed_and_retry_runs_it(
     )
     assert retried.status_code == 202, retried.content[:500]
     assert_indexed(job.pk)
+
+
+def test_recovery_and_retry_give_up_on_a_locked_job_row_at_once(tmp_path: Path) -> None:
+    """Whatever holds a job row (the old ingest held it for a whole agent), the recovery pass
+    and the Retry button answer within seconds and leave the row for the next pass."""
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    silent = timezone.now() - timedelta(hours=1)
+    stuck = IngestJob.objects.create(
+        path=str(tmp_path), status=IngestJob.RUNNING, heartbeat_at=silent, worker="gone:1"
+    )
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with transaction.atomic():  # SQLite: the database's write lock; PostgreSQL: the row's
+            IngestJob.objects.select_for_update().filter(pk=stuck.pk).update(message="busy")
+            locked.set()
+            release.wait(20)
+
+    holder = threading.Thread(target=lambda: within(30, hold, "the lock holder"))
+    holder.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        assert jobs_recover() == []
+        assert job_retry(stuck) is False
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join()
+    assert waited < 5, f"recovery and retry waited {waited:.1f} s on a locked job row"
+    assert jobs_recover() == [stuck.pk]  # the next pass, once the row is free, recovers it
