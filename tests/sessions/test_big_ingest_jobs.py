@@ -312,3 +312,41 @@ def test_recovery_and_retry_give_up_on_a_locked_job_row_at_once(tmp_path: Path) 
         holder.join()
     assert waited < 5, f"recovery and retry waited {waited:.1f} s on a locked job row"
     assert jobs_recover() == [stuck.pk]  # the next pass, once the row is free, recovers it
+
+
+def test_a_job_waiting_on_a_lock_forever_is_failed_and_its_wait_cancelled(
+    tmp_path: Path, settings
+) -> None:  # type: ignore[no-untyped-def]
+    """PostgreSQL: an ingest stuck waiting for its agent's lock (held by a process that never
+    lets go) is failed by the watchdog, which also cancels the wait, so the ingest ends."""
+    from django.db import transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's wait for its write lock ends by its own busy timeout")
+    root = tmp_path / "root"
+    write_agent(root, "small", {"s1": [{"minutes": 1, "tool": "exec:ls"}]}, {})
+    within(LIMIT_S, lambda: ingest_start(root), "the first ingest")
+    agent = Agent.objects.get()
+    settings.MEMVIZ_JOB_STALL_SECONDS = 1.0
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with transaction.atomic():
+            Agent.objects.select_for_update().get(pk=agent.pk)
+            locked.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=lambda: within(40, hold, "the lock holder"))
+    holder.start()
+    try:
+        assert locked.wait(10)
+        started = time.monotonic()
+        with pytest.raises(Exception, match="cancel"):
+            within(15, lambda: ingest_start(root), "the ingest waiting on the lock")
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join()
+    job = IngestJob.objects.latest("pk")
+    assert job.status == IngestJob.FAILED and job.message.startswith("no progress for 1 s")
+    assert waited < 10
