@@ -244,6 +244,9 @@ MEMVIZ_JOB_VISIBILITY_SECONDS = int(os.environ.get("MEMVIZ_JOB_VISIBILITY_SECOND
 MEMVIZ_JOB_HEARTBEAT_SECONDS = float(os.environ.get("MEMVIZ_JOB_HEARTBEAT_SECONDS", 2))
 MEMVIZ_JOB_STALE_SECONDS = float(os.environ.get("MEMVIZ_JOB_STALE_SECONDS", 30))
 MEMVIZ_JOB_MAX_ATTEMPTS = int(os.environ.get("MEMVIZ_JOB_MAX_ATTEMPTS", 3))
+# A running job whose progress has not moved this long is failed (with a retry button) rather
+# than left hanging; its longest silent step is ~30 s at 1M rows (refs scan, VACUUM).
+MEMVIZ_JOB_STALL_SECONDS = float(os.environ.get("MEMVIZ_JOB_STALL_SECONDS", 300))
 if REDIS_URL:
     CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] = MEMVIZ_JOB_VISIBILITY_SECONDS
 

@@ -39,6 +39,7 @@ from sessions.models import Agent, TrackedFile
 from sessions.ref_index import RefsChange, ref_name_for, refs_full_scan, refs_named
 from sessions.row_ingest import (
     SessionsContext,
+    Tick,
     folder_relpath,
     session_rows_forget,
     sessions_context,
@@ -108,9 +109,9 @@ def ingest_path(
     total = sum(len(f.session_files) + len(f.mmd_files) + 2 for f in folders)
     done = 0
 
-    def tick(message: str) -> None:
+    def tick(message: str, advance: int = 1) -> None:
         nonlocal done
-        done += 1
+        done += advance
         if progress is not None:
             progress(IngestProgress(done=done, total=total, message=message))
 
@@ -167,7 +168,7 @@ def ingest_folder(
     folder: AgentFolder,
     root: Path,
     report: IngestReport,
-    tick: Callable[[str], None] | None = None,
+    tick: Tick | None = None,
 ) -> Agent:
     """Ingest one agent folder in one transaction; what changed is broadcast after commit.
 
@@ -178,7 +179,7 @@ def ingest_folder(
     agent = agent_for_folder(folder, root)
     with agent_locked(agent.pk) as agent:
         intents_recover(agent)  # a memviz change left unfinished is completed before reading
-        delta = ingest_agent(agent, folder, report, tick or (lambda _m: None))
+        delta = ingest_agent(agent, folder, report, tick or _no_tick)
         reverts.note(agent)  # rows a person dropped that the agent re-marked (spec §4.8.5)
         if not delta.empty:
             report.deltas.append(delta)
@@ -186,9 +187,11 @@ def ingest_folder(
     return agent
 
 
-def ingest_agent(
-    agent: Agent, folder: AgentFolder, report: IngestReport, tick: Callable[[str], None]
-) -> AgentDelta:
+def _no_tick(message: str, advance: int = 1) -> None:
+    pass
+
+
+def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: Tick) -> AgentDelta:
     delta = AgentDelta(agent_pk=agent.pk, agent_slug=agent.slug)
     changed = _changed.get()
     now = time.time()
@@ -278,7 +281,7 @@ def canvases_sync(
     folder: AgentFolder,
     report: IngestReport,
     delta: AgentDelta,
-    tick: Callable[[str], None],
+    tick: Tick,
     changed: frozenset[str] | None,
 ) -> bool:
     """Index new and changed canvases (one query for all; a stat per file), drop missing ones.

@@ -17,11 +17,20 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection, transaction
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    close_old_connections,
+    connection,
+    connections,
+    transaction,
+)
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -35,6 +44,7 @@ def worker_name() -> str:
 
 
 INGEST_TASK = "sessions.tasks.ingest_task"
+PROGRESS_EVERY_S = 0.25  # how often the beat writes progress that moved
 
 
 def job_dispatch(job: IngestJob) -> None:
@@ -73,30 +83,140 @@ def job_claim(job_id: int) -> IngestJob | None:
     return IngestJob.objects.get(pk=job_id) if claimed else None
 
 
-@contextlib.contextmanager
-def heartbeat(job_id: int) -> Iterator[None]:
-    """Beat for the job from a thread while the body runs (a long read of one file included)."""
-    stop = threading.Event()
+class JobStalled(Exception):
+    """Raised in the ingest at its next progress report once the watchdog failed the job."""
 
-    def beat() -> None:
+
+@contextlib.contextmanager
+def short_lock_wait(seconds: float = 1.0) -> Iterator[None]:
+    """A transaction that gives up (OperationalError) after waiting ``seconds`` for a lock.
+
+    For writes to a job row from threads that must never hang on it: the recovery pass, the
+    retry button, the beat. On PostgreSQL a wait for the row ends; on SQLite, a wait for the
+    database's write lock (which an ingest holds for a whole agent). The write is tried again
+    on the next pass instead of freezing its thread.
+    """
+    millis = int(seconds * 1000)
+    if connection.vendor != "sqlite":
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute(f"SET LOCAL lock_timeout = '{millis}ms'")
+            yield
+        return
+    usual = int(connection.settings_dict["OPTIONS"].get("timeout", 5) * 1000)
+    with connection.cursor() as cursor:
+        cursor.execute(f"PRAGMA busy_timeout = {millis}")  # BEGIN IMMEDIATE waits this long
+    try:
+        with transaction.atomic():
+            yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA busy_timeout = {usual}")
+
+
+class JobBeat:
+    """The job row's only writer while its ingest runs: progress, heartbeat, and a watchdog.
+
+    The ingest reports progress to ``progress()``, which only keeps it in memory: the ingest's
+    connection may be inside a COPY (which allows no other statement: the process waited on
+    itself) or inside the agent's transaction (an UPDATE there locks the job row until commit,
+    freezing every other writer of the row). A thread with its own connection, in autocommit,
+    writes the latest progress and the heartbeat. If the progress has not moved for
+    MEMVIZ_JOB_STALL_SECONDS, it fails the job (the page offers Retry), cancels the ingest's
+    statement on PostgreSQL (a wait on a lock ends) and makes the next report raise.
+    """
+
+    def __init__(self, job_id: int, worker: str) -> None:
+        self.job_id = job_id
+        self.worker = worker
+        self.latest: Any = None  # an IngestProgress
+        self.moved_at = time.monotonic()
+        self.failure = ""  # the watchdog's message, once it failed the job
+        self._quiet = False  # one warning for a beat not written, not one per beat
+        self._ingest_db = connections[DEFAULT_DB_ALIAS]  # the calling thread's connection
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"memviz-job-{job_id}-beat", daemon=True
+        )
+
+    def progress(self, latest: Any) -> None:
+        """Called by the ingest (any state of its connection): remember, never query."""
+        if self.failure:
+            raise JobStalled(self.failure)
+        self.latest = latest
+        self.moved_at = time.monotonic()
+
+    def __enter__(self) -> JobBeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        written, beat_at = None, 0.0
         try:
-            while not stop.wait(settings.MEMVIZ_JOB_HEARTBEAT_SECONDS):
-                try:
-                    IngestJob.objects.filter(pk=job_id, status=IngestJob.RUNNING).update(
-                        heartbeat_at=timezone.now()
-                    )
-                except Exception:  # noqa: BLE001 - a busy database delays one beat, no more
-                    log.warning("job %s: heartbeat not written", job_id, exc_info=True)
+            while not self._stop.wait(PROGRESS_EVERY_S):
+                now = time.monotonic()
+                if now - self.moved_at > settings.MEMVIZ_JOB_STALL_SECONDS:
+                    self._stalled(now - self.moved_at)
+                    return
+                latest = self.latest
+                if latest is written and now - beat_at < settings.MEMVIZ_JOB_HEARTBEAT_SECONDS:
+                    continue
+                if self._write(latest):
+                    written, beat_at = latest, now
         finally:
             connection.close()
 
-    thread = threading.Thread(target=beat, name=f"memviz-job-{job_id}-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=5)
+    def _write(self, latest: Any, **fields: Any) -> int:
+        if latest is not None:
+            fields.update(done=latest.done, total=latest.total, message=latest.message)
+        try:
+            with short_lock_wait():
+                return IngestJob.objects.filter(
+                    pk=self.job_id, status=IngestJob.RUNNING, worker=self.worker
+                ).update(heartbeat_at=timezone.now(), **fields)
+        except DatabaseError:  # a busy database (SQLite: the ingest's write lock) delays a beat
+            log.log(
+                logging.DEBUG if self._quiet else logging.WARNING,
+                "job %s: progress not written",
+                self.job_id,
+                exc_info=True,
+            )
+            self._quiet = True
+            return 0
+
+    def _stalled(self, seconds: float) -> None:
+        where = f" (at: {self.latest.message})" if self.latest is not None else ""
+        self.failure = f"no progress for {int(seconds)} s{where}; stopped, press retry"
+        log.error("job %s: %s", self.job_id, self.failure)
+        failed = {"status": IngestJob.FAILED, "finished_at": timezone.now()}
+        while not self._write(None, message=self.failure, **failed) and self._still_mine():
+            if self._stop.wait(settings.MEMVIZ_JOB_HEARTBEAT_SECONDS):
+                break
+        raw = self._ingest_db.connection
+        if self._ingest_db.vendor == "postgresql" and raw is not None:
+            with contextlib.suppress(Exception):
+                raw.cancel_safe(timeout=5)  # ends the ingest's wait on a lock (or its COPY)
+
+    def _still_mine(self) -> bool:
+        try:
+            return IngestJob.objects.filter(
+                pk=self.job_id, status=IngestJob.RUNNING, worker=self.worker
+            ).exists()
+        except DatabaseError:
+            return True
+
+
+def job_finish(job_id: int, worker: str, status: str, **fields: Any) -> int:
+    """The task's last write: only while the job is still this worker's and running (not
+    after the watchdog failed it, nor once recovery handed it to another worker)."""
+    with short_lock_wait(5.0):
+        return IngestJob.objects.filter(pk=job_id, status=IngestJob.RUNNING, worker=worker).update(
+            status=status, finished_at=timezone.now(), **fields
+        )
 
 
 def _pid_gone(worker: str) -> bool:
@@ -117,7 +237,8 @@ def jobs_recover() -> list[int]:
     """Re-queue (or fail, after too many attempts) running jobs whose worker is gone.
 
     Also re-queues pending jobs whose message was lost (taken by a worker that died before it
-    claimed them): pending for longer than the stale time while no job is running.
+    claimed them): pending for longer than the stale time while no job is running. A job row
+    locked elsewhere is left for the next pass (``short_lock_wait``): this never hangs.
     """
     now = timezone.now()
     stale = now - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS)
@@ -126,59 +247,61 @@ def jobs_recover() -> list[int]:
         silent = job.heartbeat_at is None or job.heartbeat_at < stale
         if not (silent or _pid_gone(job.worker)):
             continue
-        if job.attempts >= settings.MEMVIZ_JOB_MAX_ATTEMPTS:
-            message = f"interrupted {job.attempts} times (the worker died); press retry"
-            IngestJob.objects.filter(pk=job.pk, status=IngestJob.RUNNING, worker=job.worker).update(
-                status=IngestJob.FAILED, message=message, finished_at=now
-            )
-            continue
-        with transaction.atomic():
-            moved = IngestJob.objects.filter(
-                pk=job.pk,
-                status=IngestJob.RUNNING,
-                worker=job.worker,
-                heartbeat_at=job.heartbeat_at,
-            ).update(
-                status=IngestJob.PENDING,
-                message="interrupted (the worker died); queued again",
-                heartbeat_at=now,
-            )
-            if moved:
-                job_dispatch(job)
-                requeued.append(job.pk)
+        mine = IngestJob.objects.filter(pk=job.pk, status=IngestJob.RUNNING, worker=job.worker)
+        moved = 0
+        with contextlib.suppress(DatabaseError), short_lock_wait():
+            if job.attempts >= settings.MEMVIZ_JOB_MAX_ATTEMPTS:
+                message = f"interrupted {job.attempts} times (the worker died); press retry"
+                mine.update(status=IngestJob.FAILED, message=message, finished_at=now)
+            else:
+                moved = mine.filter(heartbeat_at=job.heartbeat_at).update(
+                    status=IngestJob.PENDING,
+                    message="interrupted (the worker died); queued again",
+                    heartbeat_at=now,
+                )
+        if moved:  # queued once the write committed (eager: run here, outside the short wait)
+            job_dispatch(job)
+            requeued.append(job.pk)
     busy = IngestJob.objects.filter(status=IngestJob.RUNNING, heartbeat_at__gte=stale).exists()
     if not busy:
         for job in IngestJob.objects.filter(status=IngestJob.PENDING, created_at__lt=stale).exclude(
             heartbeat_at__gte=stale
         ):
-            with transaction.atomic():
+            moved = 0
+            with contextlib.suppress(DatabaseError), short_lock_wait():
                 # heartbeat_at of a pending job: when it was last queued
-                if IngestJob.objects.filter(pk=job.pk, status=IngestJob.PENDING).update(
+                moved = IngestJob.objects.filter(pk=job.pk, status=IngestJob.PENDING).update(
                     heartbeat_at=now
-                ):
-                    job_dispatch(job)
-                    requeued.append(job.pk)
+                )
+            if moved:
+                job_dispatch(job)
+                requeued.append(job.pk)
     if requeued:
         log.warning("re-queued interrupted ingest jobs %s", requeued)
     return requeued
 
 
 def job_retry(job: IngestJob) -> bool:
-    """Queue a failed or stale job again (the retry button); False when it is neither."""
+    """Queue a failed or stale job again (the retry button); False when it is neither, or
+    when its row is locked elsewhere for more than a second (the button answers at once)."""
     stale = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS)
     retryable = Q(status=IngestJob.FAILED) | Q(
         Q(heartbeat_at__lt=stale) | Q(heartbeat_at__isnull=True), status=IngestJob.RUNNING
     )
-    with transaction.atomic():
-        moved = IngestJob.objects.filter(retryable, pk=job.pk).update(
-            status=IngestJob.PENDING,
-            message="queued again",
-            attempts=0,
-            heartbeat_at=timezone.now(),
-            finished_at=None,
-        )
-        if moved:
-            job_dispatch(job)
+    try:
+        with short_lock_wait():
+            moved = IngestJob.objects.filter(retryable, pk=job.pk).update(
+                status=IngestJob.PENDING,
+                message="queued again",
+                attempts=0,
+                heartbeat_at=timezone.now(),
+                finished_at=None,
+            )
+    except DatabaseError:
+        log.warning("job %s: retry refused, its row is locked", job.pk, exc_info=True)
+        return False
+    if moved:
+        job_dispatch(job)
     return bool(moved)
 
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from memviz.fields import NUL, nul_free
 from sessions import search_index
@@ -48,6 +48,13 @@ KNOWN_ROW_KEYS = frozenset(
 )
 ROW_BATCH = 5000
 SETTLE_SECONDS = 0.5
+
+
+class Tick(Protocol):
+    """Progress: one more step done (``advance=0``: still busy on it, e.g. after each batch of
+    rows, so a long file is not taken for a stalled ingest; see sessions/jobs.py JobBeat)."""
+
+    def __call__(self, message: str, advance: int = 1) -> None: ...
 
 
 @dataclass
@@ -82,9 +89,7 @@ def folder_relpath(folder: AgentFolder, path: Path) -> str:
     return os.path.relpath(path, folder.path)
 
 
-def sessions_ingest(
-    ctx: SessionsContext, files: list[SessionFile], tick: Callable[[str], None]
-) -> None:
+def sessions_ingest(ctx: SessionsContext, files: list[SessionFile], tick: Tick) -> None:
     """Ingest the given session files: check each, stream all their rows, record each.
 
     The rows of every file go through one sink, so on PostgreSQL one COPY carries them all
@@ -98,7 +103,7 @@ def sessions_ingest(
             tick(f"{ctx.agent.slug}: {session_file.path.name}")
     with ctx.sink:
         for read in reads:
-            session_file_rows(ctx, read)
+            session_file_rows(ctx, read, tick)
             tick(f"{ctx.agent.slug}: {read.session_file.path.name}")
     for read in reads:
         session_file_record(ctx, read)
@@ -179,13 +184,15 @@ def session_file_check(ctx: SessionsContext, session_file: SessionFile) -> FileR
     )
 
 
-def session_file_rows(ctx: SessionsContext, read: FileRead) -> None:
+def session_file_rows(ctx: SessionsContext, read: FileRead, tick: Tick) -> None:
     """Stream the file's new rows into the sink (no query unless the node lookup needs one)."""
     new_ids: list[str] = []
     old_ids = read.old_ids
+    name = f"{ctx.agent.slug}: {read.session_file.path.name}"
     for batch in read.stream:
         rows_insert(ctx, read.session, batch)
         ctx.report.rows_added += len(batch)
+        tick(f"{name}: {read.session.rows_count:,} rows", advance=0)
         if ctx.announce:
             new_ids += [r.tool_call_id for r in batch if r.tool_call_id not in old_ids]
         if ctx.live:
