@@ -49,7 +49,7 @@ from sessions.locks import agent_locked
 from sessions.memory.atomic import PreconditionFailed
 from sessions.memory.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
 from sessions.memory.remap import rows_with_nodes
-from sessions.memory.state_edit import create_minimal_state, set_active_canvas
+from sessions.memory.state_edit import state_name_active
 
 T = TypeVar("T")
 
@@ -428,19 +428,6 @@ def canvas_sync(*, canvas: Canvas) -> bool:
     return _run(canvas, work)
 
 
-def _state_write(path: Path, mmd_file: str) -> str:
-    """Name `mmd_file` active in state.json; an agent folder without one gets a minimal one.
-
-    The agent loads defaults and merges whatever state file exists over them (spec §4.8.7).
-    """
-    if not path.exists():
-        try:
-            return create_minimal_state(path.parent, mmd_file)
-        except FileExistsError:
-            pass  # the agent wrote one meanwhile: edit that
-    return set_active_canvas(path, mmd_file)
-
-
 @dataclass
 class ResumeOutcome:
     held: bool
@@ -466,7 +453,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         previous = liveness.state_active(agent)
         priors = own_writes.before(agent, [path])
         try:
-            new_hash = _state_write(path, fresh.filename)
+            new_hash = state_name_active(path, fresh.filename)
         except PreconditionFailed as exc:
             raise EditConflict(str(exc)) from None
         except ValueError as exc:

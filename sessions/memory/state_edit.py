@@ -214,3 +214,16 @@ def create_minimal_state(agent_dir: Path, mmd_file: str) -> str:
                 os.unlink(temp)
         fsync_folder(agent_dir)
     return sha256_bytes(data)
+
+
+def state_name_active(path: Path, mmd_file: str) -> str:
+    """Name `mmd_file` active in state.json; an agent folder without one gets a minimal one.
+
+    The agent loads defaults and merges whatever state file exists over them (spec §4.8.7).
+    """
+    if not path.exists():
+        try:
+            return create_minimal_state(path.parent, mmd_file)
+        except FileExistsError:
+            pass  # the agent wrote one meanwhile: edit that
+    return set_active_canvas(path, mmd_file)
