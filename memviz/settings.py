@@ -257,7 +257,12 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("MEMVIZ_LOG_LEVEL", "INFO")},
     # Celery logs every task's result dict at INFO; the ingest command prints its own summary.
     # A 404 or a refused request is the visitor's business, not an error of the server's.
-    "loggers": {"celery": {"level": "WARNING"}, "django.request": {"level": "ERROR"}},
+    # daphne's start-up lines are INFO: `manage.py run` prints the one line with the URL itself.
+    "loggers": {
+        "celery": {"level": "WARNING"},
+        "django.request": {"level": "ERROR"},
+        "daphne": {"level": "WARNING"},
+    },
 }
 
 # --- live: watcher, push stream (issue 5) ---------------------------------------------------
