@@ -150,12 +150,15 @@ def ledger_series(
     active: list[str | None],
     growth: dict[str, CanvasGrowth],
     block_overhead: dict[str, int],
-) -> dict[str, list]:
+) -> dict[str, Any]:
     """Cumulative refs and summaries, and the active canvas / injected block, at ≤300 rows."""
     n = len(times)
     step = max(1, math.ceil(n / SERIES_POINTS))
     picks = sorted(set(range(step - 1, n, step)) | ({n - 1} if n else set()))
-    out: dict[str, list] = {"t": [], "refs": [], "summaries": [], "canvas": [], "block": []}
+    out: dict[str, Any] = {"t": [], "refs": [], "summaries": [], "canvas": [], "block": []}
+    # The agent's own UTC offset (its last stamp's): the chart's axis reads as its stamps do.
+    offset = next((t.utcoffset() for t in reversed(times) if t is not None), None)
+    out["utc_offset_minutes"] = offset.total_seconds() / 60 if offset is not None else None
     cum_refs = cum_summaries = 0.0
     pick_set = set(picks)
     for index in range(n):

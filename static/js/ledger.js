@@ -7,13 +7,22 @@
   if (!box || !series.t.length) { document.body.dataset.ledgerChart = "empty"; return; }
   const pos = (values) => values.map((v) => (v > 0 ? v : null));
   const labels = box.dataset;
+  // The one time rule: the axis shows the agent's own clock (its UTC offset), as its stamps do.
+  const offset = series.utc_offset_minutes;
+  const agentClock = (ts) => {
+    const shifted = new Date(ts * 1e3 + offset * 60000);
+    return new Date(shifted.getTime() + shifted.getTimezoneOffset() * 60000);
+  };
+  const zone = offset === null || offset === undefined ? "" : " (UTC" + (offset < 0 ? "−" : "+") +
+    String(Math.floor(Math.abs(offset) / 60)).padStart(2, "0") + ":" + String(Math.abs(offset) % 60).padStart(2, "0") + ")";
   const options = {
     width: Math.max(320, box.clientWidth),
     height: 340,
     scales: { y: { distr: 3 } },
     axes: [{}, { label: labels.labelsTokens, size: 70 }],
+    ...(zone ? { tzDate: agentClock } : {}),
     series: [
-      {},
+      { label: labels.labelsTime + zone },
       { label: labels.labelsRefs, stroke: "#c0392b", width: 2 },
       { label: labels.labelsSummaries, stroke: "#2f6fdd", width: 2 },
       { label: labels.labelsCanvas, stroke: "#1a8a4a", width: 2 },

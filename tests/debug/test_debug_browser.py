@@ -38,6 +38,12 @@ def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) 
     page.wait_for_function("() => document.body.dataset.ledgerChart === 'ok'", timeout=20000)
     assert page.locator("#ledger-chart canvas").count() == 1
     assert page.locator("#ledger-chart .u-legend").inner_text().count("refs") == 1
+    # the axis reads the agent's clock (+08:00), whatever the browser's zone
+    assert "(UTC+08:00)" in page.locator("#ledger-chart .u-legend").inner_text()
+    over = page.locator("#ledger-chart .u-over").bounding_box()
+    page.mouse.move(over["x"] + over["width"] - 2, over["y"] + over["height"] / 2)
+    legend = page.locator("#ledger-chart .u-legend").inner_text()
+    assert "10:30" in legend and "2:30" not in legend, legend  # 10:30 +08:00, not the UTC 02:30
     page.screenshot(path=str(ARTIFACTS / "ledger.png"), full_page=True)
 
     # filters: a change adds exactly one history entry, and back restores the unfiltered list
