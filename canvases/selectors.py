@@ -21,7 +21,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
 from canvases.models import Canvas, Revision
-from sessions.memory.paths import UnsafePath, confine
+from sessions.memory.paths import UnsafePath, confine, open_regular
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent, Row
@@ -43,6 +43,15 @@ def canvas_get(agent: Agent, filename: str) -> Canvas:
     canvas = get_object_or_404(Canvas, agent=agent, filename=filename)
     canvas.agent = agent
     return canvas
+
+
+def canvas_bytes(canvas: Canvas) -> bytes:
+    """The canvas file as the agent wrote it, byte for byte (404 when it is gone or a link)."""
+    try:
+        with open_regular(canvas_path(canvas.agent, canvas.filename), folders=1) as handle:
+            return handle.read()
+    except (OSError, UnsafePath) as exc:
+        raise Http404(f"mmds/{canvas.filename} cannot be read") from exc
 
 
 def disk_state(canvas: Canvas) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from urllib.parse import quote
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
+from django.utils.http import content_disposition_header
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
@@ -76,6 +77,17 @@ def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespon
     if partial and not wants_json(request) and not request.htmx.history_restore_request:
         return render(request, partial, {**data, **extra})
     return render_page(request, "canvases/canvas.html", data, extra=extra)
+
+
+@require_GET
+def canvas_raw(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
+    """The agent's own file as a download: its bytes, whatever they are (no decoding, no fix)."""
+    canvas_obj = selectors.canvas_get(agent_get(agent), canvas)
+    response = HttpResponse(
+        selectors.canvas_bytes(canvas_obj), content_type="application/octet-stream"
+    )
+    response["Content-Disposition"] = content_disposition_header(True, canvas_obj.filename)
+    return response
 
 
 @require_GET

@@ -1,0 +1,288 @@
+// The mermaid.js view: "Drawn by: memviz | mermaid.js". memviz's renderer (canvas-draw.js) stays
+// the default; this draws the agent's text with mermaid.js itself, loaded only when asked (the
+// 3.5 MB bundle is injected on the first switch, never on page load). The preference is kept in
+// localStorage. The text is the file's own (canvases/mermaid/mermaid_source.py), memviz's status
+// colours added only when the user ticks them. Clicks, selection, find and #node= go through
+// memvizCanvas as on memviz's drawing: mermaid's node elements (id "…flowchart-<id>-<n>") get
+// the node id as data-memviz-id, which is all canvas.js and canvas-nav.js look for.
+(function () {
+  "use strict";
+  const PREF = "memviz.renderer";
+  const STATUS_PREF = "memviz.mermaidStatus";
+  // Measured in Debian's chromium here (docs/canvas-rendering.md): mermaid.js took ~1.2 s for
+  // 40 nodes... see the doc for the table; the estimate is a fit of those runs (ms per node, and
+  // a fixed part), and above the fast renderer's budget the control says how long it will take.
+  const COST = { fixed: 250, perNode: 0, perNode2: 0 };
+  const BUDGET_MS = 1500; // bench/bench_render.py TARGETS["first"]
+  const NODE_ID = /^(.+)-\d+$/;
+  const t = window.memvizText || ((k) => k);
+  let loading = null;
+  let drawCount = 0;
+  let mainView = null; // the canvas page's pan/zoom on mermaid's drawing
+  let drawnText = null;
+  const sheets = new Map(); // host element -> the CSSStyleSheet of its drawing
+  const styles = new WeakMap(); // mermaid's <svg> -> its CSS text
+
+  const pref = () => { try { return localStorage.getItem(PREF) === "mermaid"; } catch (e) { return false; } };
+  const statusPref = () => { try { return localStorage.getItem(STATUS_PREF) === "1"; } catch (e) { return false; } };
+  const save = (key, value) => { try { localStorage.setItem(key, value); } catch (e) { /* private mode */ } };
+  const active = () => document.body.dataset.renderer === "mermaid";
+
+  function load() {
+    if (window.mermaid) return Promise.resolve(window.mermaid);
+    if (!loading) {
+      loading = new Promise((resolve, reject) => {
+        const holder = document.querySelector("[data-mermaid-src]");
+        if (!holder) { reject(new Error("no mermaid.js on this page")); return; }
+        const s = document.createElement("script");
+        s.src = holder.dataset.mermaidSrc;
+        s.onload = () => {
+          // "strict": labels through DOMPurify, no click callbacks; the limits are raised for
+          // big canvases (mermaid refuses text over 50,000 characters or 500 edges by default)
+          window.mermaid.initialize({ startOnLoad: false, securityLevel: "strict", maxTextSize: 5e6, maxEdges: 1e5 });
+          resolve(window.mermaid);
+        };
+        s.onerror = () => { loading = null; reject(new Error("mermaid.js could not be loaded")); };
+        document.head.appendChild(s);
+      });
+    }
+    return loading;
+  }
+
+  // The estimated time mermaid.js takes for n nodes, in ms.
+  function estimate(n) { return COST.fixed + COST.perNode * n + COST.perNode2 * n * n; }
+
+  // mermaid's drawing in `host`; its <style> (an inline style element the page's CSP refuses) is
+  // given to the document as a constructed stylesheet instead, scoped to the drawing's id as
+  // mermaid writes it.
+  async function drawInto(host, text, known) {
+    const m = await load();
+    const id = "mermaid-view-" + (++drawCount);
+    const { svg } = await m.render(id, text);
+    host.innerHTML = svg;
+    const el = host.querySelector("svg");
+    let css = "";
+    el.querySelectorAll("style").forEach((s) => { css += s.textContent; s.remove(); });
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(css);
+    const old = sheets.get(host);
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets.filter((s) => s !== old), sheet];
+    sheets.set(host, sheet);
+    styles.set(el, css); // an export carries it
+    // mermaid 11 names a node's element "<svg id>-flowchart-<node id>-<counter>"
+    const prefix = id + "-flowchart-";
+    for (const g of el.querySelectorAll("g.node")) {
+      const match = g.id.startsWith(prefix) && NODE_ID.exec(g.id.slice(prefix.length));
+      if (!match || !known.has(match[1])) continue;
+      g.dataset.memvizId = match[1];
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
+    }
+    return el;
+  }
+
+  // ---- the canvas page ----------------------------------------------------------------------
+  const diagram = () => document.getElementById("diagram");
+  const jsonOf = (id) => { const el = document.getElementById(id); return el ? JSON.parse(el.textContent) : null; };
+  function pageText() {
+    const data = jsonOf("canvas-mermaid");
+    if (!data) return null;
+    return statusPref() && data.status ? data.text + "\n" + data.status + "\n" : data.text;
+  }
+  function mainHost() {
+    const wrap = document.querySelector("#diagram .diagram");
+    if (!wrap) return null;
+    let host = wrap.querySelector(".mermaidjs-host");
+    if (!host) {
+      host = document.createElement("div");
+      host.className = "mermaidjs-host";
+      host.setAttribute("aria-live", "polite");
+      wrap.appendChild(host);
+    }
+    return host;
+  }
+
+  function attachView(svg) {
+    svg.removeAttribute("style");
+    svg.setAttribute("width", "100%");
+    svg.setAttribute("height", "100%");
+    const pz = svgPanZoom(svg, { zoomEnabled: true, controlIconsEnabled: false, fit: true, center: true, minZoom: 0.02, maxZoom: 20, dblClickZoomEnabled: false, zoomScaleSensitivity: 0.25 });
+    const viewport = svg.querySelector(".svg-pan-zoom_viewport");
+    function fitAll() { pz.resize(); pz.fit(); pz.center(); }
+    // svg-pan-zoom paints on the next frame: positions come from the drawing, not the screen
+    function focusNode(id) {
+      const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+      if (!g) return false;
+      const b = g.getBBox(), m = viewport.getCTM().inverse().multiply(g.getCTM());
+      const x = b.x + b.width / 2, y = b.y + b.height / 2;
+      const cx = m.a * x + m.c * y + m.e, cy = m.b * x + m.d * y + m.f;
+      const real = pz.getSizes().realZoom;
+      const k = Math.max(real, 1); // labels at mermaid's own size at least
+      if (k !== real) pz.zoom((k * pz.getZoom()) / real);
+      const sizes = pz.getSizes();
+      pz.pan({ x: sizes.width / 2 - cx * k, y: sizes.height / 2 - cy * k });
+      return true;
+    }
+    function visibleRect() {
+      const k = pz.getSizes().realZoom, p = pz.getPan(), r = svg.getBoundingClientRect();
+      return { x: -p.x / k, y: -p.y / k, w: r.width / k, h: r.height / k };
+    }
+    return {
+      panZoom: pz, viewport, fitAll, focusNode, visibleRect,
+      zoomIn: () => pz.zoomIn(), zoomOut: () => pz.zoomOut(),
+      scale: () => pz.getSizes().realZoom,
+      state: () => ({ zoom: pz.getZoom(), pan: pz.getPan() }),
+      restore: (s) => { pz.zoom(s.zoom); pz.pan(s.pan); },
+      destroy: () => { try { pz.destroy(); } catch (e) { /* gone */ } },
+    };
+  }
+
+  async function drawMain() {
+    const host = mainHost();
+    const text = pageText();
+    const canvas = window.memvizCanvas;
+    if (!host || text === null || !canvas || !canvas.scene()) return;
+    if (text === drawnText && host.querySelector("svg")) return;
+    const keep = mainView && drawnText !== null ? mainView.state() : null;
+    drawnText = text;
+    document.body.dataset.mermaidRendered = "pending";
+    const scene = canvas.scene();
+    const known = new Set([...scene.nodes.map((n) => n.id)]);
+    const t0 = performance.now();
+    let svg;
+    try {
+      svg = await drawInto(host, text, known);
+    } catch (err) {
+      drawnText = null;
+      host.innerHTML = "";
+      const p = document.createElement("p");
+      p.className = "render-error";
+      p.textContent = t("mermaid-failed") + " " + String((err && err.message) || err);
+      host.appendChild(p);
+      document.body.dataset.mermaidRendered = "error";
+      return;
+    }
+    if (text !== drawnText) return; // a newer text is being drawn
+    if (mainView) mainView.destroy();
+    mainView = attachView(svg);
+    if (keep) mainView.restore(keep);
+    canvas.select(canvas.selection()); // marks the selection on the new drawing
+    if (window.memvizNav) memvizNav.drawn(); // and the find hits
+    const deep = !keep && canvas.selection().length === 1 ? canvas.selection()[0] : null;
+    if (deep) mainView.focusNode(deep);
+    document.body.dataset.mermaidMs = String(Math.round(performance.now() - t0));
+    document.body.dataset.mermaidRendered = "ok";
+  }
+
+  // ---- revision and compare pages: each before/after box drawn by mermaid.js ---------------
+  async function drawStatic() {
+    for (const box of document.querySelectorAll(".static-diagram")) {
+      const source = box.querySelector("script[id$='-mermaid']");
+      const sceneEl = box.querySelector("script[id$='-scene']");
+      if (!source || !sceneEl) continue;
+      const data = JSON.parse(source.textContent);
+      const text = statusPref() && data.status ? data.text + "\n" + data.status + "\n" : data.text;
+      if (box.dataset.mermaidText === text) continue;
+      let host = box.querySelector(".mermaidjs-host");
+      if (!host) { host = document.createElement("div"); host.className = "mermaidjs-host static"; box.appendChild(host); }
+      const known = new Set(JSON.parse(sceneEl.textContent).nodes.map((n) => n.id));
+      try {
+        await drawInto(host, text, known);
+      } catch (err) {
+        host.textContent = t("mermaid-failed") + " " + String((err && err.message) || err);
+        continue;
+      }
+      box.dataset.mermaidText = text;
+      for (const kind of ["added", "changed", "removed"]) {
+        for (const id of (box.dataset[kind] || "").split(",").filter(Boolean)) {
+          const g = host.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+          if (g) g.classList.add("diff-" + kind);
+        }
+      }
+    }
+    document.body.dataset.mermaidRendered = "ok";
+  }
+
+  // ---- the control --------------------------------------------------------------------------
+  function showControl() {
+    const on = active();
+    document.querySelectorAll(".renderer-switch [data-renderer]").forEach((b) => b.setAttribute("aria-pressed", String((b.dataset.renderer === "mermaid") === on)));
+    document.querySelectorAll(".renderer-switch input[data-mermaid-status]").forEach((box) => { box.checked = statusPref(); box.disabled = !on; });
+    const scene = window.memvizCanvas && window.memvizCanvas.scene();
+    const n = scene ? scene.nodes.length : Math.max(0, ...[...document.querySelectorAll(".static-diagram script[id$='-scene']")].map((s) => JSON.parse(s.textContent).nodes.length));
+    const ms = estimate(n);
+    document.querySelectorAll(".renderer-switch .renderer-cost").forEach((el) => {
+      el.textContent = ms > BUDGET_MS ? t("mermaid-cost", { s: Math.round(ms / 1000) }) : "";
+    });
+  }
+
+  async function apply() {
+    document.body.dataset.renderer = pref() ? "mermaid" : "memviz";
+    showControl();
+    if (!active()) return;
+    if (diagram()) await drawMain();
+    else if (document.querySelector(".static-diagram")) await drawStatic();
+  }
+
+  document.addEventListener("click", (ev) => {
+    const b = ev.target.closest && ev.target.closest(".renderer-switch [data-renderer]");
+    if (b) { save(PREF, b.dataset.renderer); apply(); return; }
+    // a node of mermaid's drawing: the same panel and selection as on memviz's
+    const g = ev.target.closest && ev.target.closest("#diagram .mermaidjs-host g.node[data-memviz-id]");
+    if (!g || !window.memvizCanvas) return;
+    const id = g.dataset.memvizId, canvas = window.memvizCanvas;
+    if (ev.shiftKey || ev.ctrlKey || ev.metaKey) {
+      const sel = canvas.selection();
+      canvas.select(sel.includes(id) ? sel.filter((x) => x !== id) : [...sel, id]);
+    } else canvas.openNode(id);
+  });
+  document.addEventListener("keydown", (ev) => {
+    const g = ev.target.closest && ev.target.closest("#diagram .mermaidjs-host g.node[data-memviz-id]");
+    if (g && ev.key === "Enter") { ev.preventDefault(); window.memvizCanvas.openNode(g.dataset.memvizId); }
+  });
+  document.addEventListener("change", (ev) => {
+    if (!ev.target.matches || !ev.target.matches("input[data-mermaid-status]")) return;
+    save(STATUS_PREF, ev.target.checked ? "1" : "0");
+    apply();
+  });
+  // canvas.js says when it brought a node into view (find, the node list, #node=)
+  document.addEventListener("memviz:reveal", (ev) => { if (active() && mainView) mainView.focusNode(ev.detail.id); });
+  // a new text (an edit, the agent writing) comes with a new scene: draw it again
+  document.addEventListener("memviz:drawn", () => { showControl(); if (active() && diagram()) drawMain(); });
+  window.addEventListener("resize", () => { if (mainView) mainView.panZoom.resize(); });
+
+  // Export (canvas-export.js): mermaid's drawing as a standalone SVG, its CSS inside.
+  function buildSvg(whole, pad) {
+    const live = document.querySelector("#diagram .mermaidjs-host svg");
+    const port = live && live.querySelector(".svg-pan-zoom_viewport");
+    if (!live || !port || !mainView) throw new Error("nothing drawn yet");
+    const b = port.getBBox();
+    const r = whole ? { x: b.x - pad, y: b.y - pad, w: b.width + 2 * pad, h: b.height + 2 * pad } : mainView.visibleRect();
+    const scale = whole ? 1 : mainView.scale();
+    const svg = live.cloneNode(true);
+    const content = svg.querySelector(".svg-pan-zoom_viewport");
+    content.removeAttribute("transform");
+    content.removeAttribute("style");
+    svg.removeAttribute("style");
+    svg.querySelectorAll("[data-memviz-id]").forEach((g) => { g.classList.remove("selected", "hit"); g.removeAttribute("tabindex"); g.removeAttribute("role"); });
+    svg.setAttribute("viewBox", `${r.x} ${r.y} ${r.w} ${r.h}`);
+    svg.setAttribute("width", Math.round(r.w * scale));
+    svg.setAttribute("height", Math.round(r.h * scale));
+    const ns = "http://www.w3.org/2000/svg";
+    const bg = document.createElementNS(ns, "rect");
+    Object.entries({ x: r.x, y: r.y, width: r.w, height: r.h, fill: "#ffffff" }).forEach(([k, v]) => bg.setAttribute(k, v));
+    content.insertBefore(bg, content.firstChild);
+    const style = document.createElementNS(ns, "style");
+    style.textContent = styles.get(live) || "";
+    svg.insertBefore(style, svg.firstChild);
+    return { text: new XMLSerializer().serializeToString(svg), width: r.w * scale, height: r.h * scale };
+  }
+
+  window.memvizMermaid = {
+    active, load, estimate, apply, buildSvg,
+    text: () => pageText() || "",
+    view: () => (active() ? mainView : null),
+    svg: () => (active() ? document.querySelector("#diagram .mermaidjs-host svg") : null),
+  };
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", apply); else apply();
+})();
