@@ -10,6 +10,8 @@ of the file instead, so this keeps every line as written and changes only:
 - code fences (```` ```mermaid ```` … ```` ``` ````): "No diagram type detected"; also comments;
 - ``click`` statements: links and callbacks out of an untrusted drawing (mermaid's "strict"
   level disables callbacks; this also drops the links); also comments;
+- what an agent escaped that mermaid does not unescape: arrows written as ``--&gt;`` (lexical
+  error) and quotes inside labels written as ``\\"`` (parse error), read as ``-->`` and ``#quot;``;
 - spaces at line ends (and CR of CRLF): mermaid's grammar refuses ``class a hot `` with one;
 - a one-line file full of literal ``\\n`` (an LLM reply that was not JSON): unescaped first.
 
@@ -34,6 +36,9 @@ FENCE = re.compile(r"[ \t]*```")
 DIRECTIVE = re.compile(r"""[ \t]*%%\{[ \t]*["']?(?:init|initialize|wrap)\b""")
 BRACED = re.compile(r"[ \t]*%{1,2}\{")
 CLICK = re.compile(r"[ \t]*click[ \t]")
+ARROW_ENTITY = re.compile(r"(?<=[-=.])&gt;|&lt;(?=[-=.])")
+ARROWS = {"&gt;": ">", "&lt;": "<"}
+ESCAPED_QUOTE = re.compile(r'(?<!\[)\\"')  # not the `[\"…"\]` shape's own opening
 # mermaid takes a line as a comment only with something after the `%%`
 COMMENT = "%% (left out for mermaid.js)"
 
@@ -50,7 +55,8 @@ def mermaid_source(text: str) -> str:
         if braced or FENCE.match(line) or CLICK.match(line):
             lines[number] = COMMENT
         else:
-            lines[number] = line.rstrip()
+            line = ARROW_ENTITY.sub(lambda m: ARROWS[m.group(0)], line)
+            lines[number] = ESCAPED_QUOTE.sub("#quot;", line).rstrip()
     return "\n".join(lines)
 
 

@@ -171,10 +171,11 @@
   }
 
   document.addEventListener("click", (ev) => {
-    const b = ev.target.closest && ev.target.closest("[data-export]");
+    const b = ev.target.closest && ev.target.closest("[data-export], [data-export-raw]");
     if (!b) return;
     const menu = b.closest("details");
     if (menu) menu.open = false;
+    if (!b.dataset.export) return; // the agent's file: the link downloads it as it is
     run(b.dataset.export).catch((err) => { document.body.dataset.exportError = String(err && err.message || err); });
   });
 

@@ -9,10 +9,10 @@
   "use strict";
   const PREF = "memviz.renderer";
   const STATUS_PREF = "memviz.mermaidStatus";
-  // Measured in Debian's chromium here (docs/canvas-rendering.md): mermaid.js took ~1.2 s for
-  // 40 nodes... see the doc for the table; the estimate is a fit of those runs (ms per node, and
-  // a fixed part), and above the fast renderer's budget the control says how long it will take.
-  const COST = { fixed: 250, perNode: 0, perNode2: 0 };
+  // mermaid.render() measured in Debian's chromium on this 2-core machine (sample canvases,
+  // docs/canvas-rendering.md): [nodes, ms]. Between and beyond, linear; above the fast
+  // renderer's budget the control says how long mermaid.js will take, and still offers it.
+  const MEASURED = [[0, 600], [40, 1100], [100, 2300], [300, 5300], [1000, 54000]];
   const BUDGET_MS = 1500; // bench/bench_render.py TARGETS["first"]
   const NODE_ID = /^(.+)-\d+$/;
   const t = window.memvizText || ((k) => k);
@@ -50,7 +50,12 @@
   }
 
   // The estimated time mermaid.js takes for n nodes, in ms.
-  function estimate(n) { return COST.fixed + COST.perNode * n + COST.perNode2 * n * n; }
+  function estimate(n) {
+    let i = 1;
+    while (i < MEASURED.length - 1 && n > MEASURED[i][0]) i++;
+    const [[n0, t0], [n1, t1]] = [MEASURED[i - 1], MEASURED[i]];
+    return t0 + ((t1 - t0) * (n - n0)) / (n1 - n0);
+  }
 
   // mermaid's drawing in `host`; its <style> (an inline style element the page's CSP refuses) is
   // given to the document as a constructed stylesheet instead, scoped to the drawing's id as

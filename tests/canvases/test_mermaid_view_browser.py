@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid.mermaid_source import mermaid_source
+from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 from tests.debug.memory_factory import canvas, node, write_agent
@@ -21,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 FILE = "001-ship-it.mmd"
 URL = f"/a/shipper/c/{FILE}/"
+BIG = "002-big.mmd"  # over the fast renderer's 1.5 s budget with mermaid.js (docs/canvas-rendering.md)
 
 # The plugin's quoted-key header (mermaid 11 refuses it), a node id with dashes, the author's own
 # colours, a subgraph, an edge label, and an edge that goes back up the drawing (it curves above
@@ -49,7 +51,8 @@ TEXT = (
 
 @pytest.fixture
 def agent_dir(tmp_path: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
-    folder = write_agent(tmp_path / "root", "shipper", {}, {FILE: TEXT})
+    big = sample_canvas(120, prefix="002")
+    folder = write_agent(tmp_path / "root", "shipper", {}, {FILE: TEXT, BIG: big}, active=FILE)
     old = 1_000_000_000
     for path in folder.rglob("*"):
         os.utime(path, (old, old))
@@ -222,6 +225,7 @@ def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> 
         fit.click()
         seen.append(transform(page))
     assert seen[0] == pytest.approx(seen[1], abs=0.01) and seen[1] == pytest.approx(seen[2], abs=0.01)
+    assert page.locator(".renderer-switch .renderer-cost").inner_text() == ""  # 4 nodes: no wait
     page.locator('.renderer-switch [data-renderer="mermaid"]').click()
     mermaid_ok(page)
     page.locator('[data-zoom="in"]').click()
@@ -230,6 +234,14 @@ def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> 
         fit.click()
         seen.append(transform(page))
     assert seen[0] == pytest.approx(seen[1], abs=0.01) and seen[1] == pytest.approx(seen[2], abs=0.01)
+
+
+def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/a/shipper/c/{BIG}/")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    note = page.locator(".renderer-switch .renderer-cost").inner_text()
+    assert re.fullmatch(r"~[2-4] s with mermaid\.js", note), note
+    assert page.locator('.renderer-switch [data-renderer="mermaid"]').is_enabled()
 
 
 def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
