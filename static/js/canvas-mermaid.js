@@ -91,8 +91,7 @@
   const jsonOf = (id) => { const el = document.getElementById(id); return el ? JSON.parse(el.textContent) : null; };
   function pageText() {
     const data = jsonOf("canvas-mermaid");
-    if (!data) return null;
-    return statusPref() && data.status ? data.text + "\n" + data.status + "\n" : data.text;
+    return data ? textOf(data) : null;
   }
   function mainHost() {
     const wrap = document.querySelector("#diagram .diagram");
@@ -185,11 +184,9 @@
       const source = box.querySelector("script[id$='-mermaid']");
       const sceneEl = box.querySelector("script[id$='-scene']");
       if (!source || !sceneEl) continue;
-      const data = JSON.parse(source.textContent);
-      const text = statusPref() && data.status ? data.text + "\n" + data.status + "\n" : data.text;
+      const text = textOf(JSON.parse(source.textContent));
       if (box.dataset.mermaidText === text) continue;
-      let host = box.querySelector(".mermaidjs-host");
-      if (!host) { host = document.createElement("div"); host.className = "mermaidjs-host static"; box.appendChild(host); }
+      const host = hostIn(box);
       const known = new Set(JSON.parse(sceneEl.textContent).nodes.map((n) => n.id));
       try {
         await drawInto(host, text, known);
@@ -222,8 +219,11 @@
   }
 
   async function apply() {
+    const was = document.body.dataset.renderer;
     document.body.dataset.renderer = pref() ? "mermaid" : "memviz";
     showControl();
+    // other pages that draw (the replay) follow the switch
+    if (was) document.dispatchEvent(new CustomEvent("memviz:renderer"));
     if (!active()) return;
     if (diagram()) await drawMain();
     else if (document.querySelector(".static-diagram")) await drawStatic();
@@ -283,8 +283,16 @@
     return { text: new XMLSerializer().serializeToString(svg), width: r.w * scale, height: r.h * scale };
   }
 
+  function hostIn(parent) {
+    let host = parent.querySelector(":scope > .mermaidjs-host");
+    if (!host) { host = document.createElement("div"); host.className = "mermaidjs-host static"; parent.appendChild(host); }
+    return host;
+  }
+  const textOf = (data) => (statusPref() && data.status ? data.text + "\n" + data.status + "\n" : data.text);
+
   window.memvizMermaid = {
-    active, load, estimate, apply, buildSvg,
+    active, load, estimate, apply, buildSvg, hostIn, textOf,
+    drawText: (host, text, known) => drawInto(host, text, known).then((svg) => { document.body.dataset.mermaidRendered = "ok"; return svg; }),
     text: () => pageText() || "",
     view: () => (active() ? mainView : null),
     svg: () => (active() ? document.querySelector("#diagram .mermaidjs-host svg") : null),

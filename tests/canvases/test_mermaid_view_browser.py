@@ -22,6 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "artifacts"
 FILE = "001-ship-it.mmd"
 URL = f"/a/shipper/c/{FILE}/"
+SESSION = "s-one"
 BIG = "002-big.mmd"  # over the fast renderer's 1.5 s budget with mermaid.js (docs/canvas-rendering.md)
 
 # The plugin's quoted-key header (mermaid 11 refuses it), a node id with dashes, the author's own
@@ -52,7 +53,8 @@ TEXT = (
 @pytest.fixture
 def agent_dir(tmp_path: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
     big = sample_canvas(120, prefix="002")
-    folder = write_agent(tmp_path / "root", "shipper", {}, {FILE: TEXT, BIG: big}, active=FILE)
+    rows = [{"minutes": m, "tool": "exec", "node": n} for m, n in [(1, "N-1"), (2, "N-2"), (3, "N-2")]]
+    folder = write_agent(tmp_path / "root", "shipper", {SESSION: rows}, {FILE: TEXT, BIG: big}, active=FILE)
     old = 1_000_000_000
     for path in folder.rglob("*"):
         os.utime(path, (old, old))
@@ -242,6 +244,20 @@ def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_
     note = page.locator(".renderer-switch .renderer-cost").inner_text()
     assert re.fullmatch(r"~[2-4] s with mermaid\.js", note), note
     assert page.locator('.renderer-switch [data-renderer="mermaid"]').is_enabled()
+
+
+def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/a/shipper/s/{SESSION}/replay/")
+    page.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=30000)
+    page.locator('.renderer-switch [data-renderer="mermaid"]').click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('#replay-diagram .mermaidjs-host g.node.clickable').length === 4", timeout=60000
+    )
+    assert page.locator("#replay-diagram .mermaid-host").is_hidden()
+    page.locator('#replay-diagram .mermaidjs-host g.node[data-memviz-id="N-2"]').click()
+    assert page.locator("#replay-node").get_attribute("data-node") == "N-2"
+    page.screenshot(path=str(ARTIFACTS / "mermaid-view-replay.png"), full_page=True)
+    assert not page.errors  # type: ignore[attr-defined]
 
 
 def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
