@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from django.http import HttpResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import content_disposition_header
@@ -15,6 +15,8 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
 from canvases import selectors
+from canvases.indexing import parsed
+from canvases.mermaid.mermaid_source import mermaid_view
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
 from memviz.templatetags.memviz import status_class
@@ -88,6 +90,13 @@ def canvas_raw(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespons
     )
     response["Content-Disposition"] = content_disposition_header(True, canvas_obj.filename)
     return response
+
+
+@require_GET
+def canvas_mermaid_text(request: HtmxHttpRequest, agent: str, canvas: str) -> JsonResponse:
+    """What the mermaid.js view draws, asked for only by a page showing that view."""
+    canvas_obj = selectors.canvas_get(agent_get(agent), canvas)
+    return JsonResponse(mermaid_view(canvas_obj.text, parsed(canvas_obj.text)))
 
 
 @require_GET

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from .model import Canvas
 from .parser import parse
 from .render import _status_lines
 from .repair import repair_text
@@ -60,8 +61,16 @@ def mermaid_source(text: str) -> str:
     return "\n".join(lines)
 
 
-def status_lines(text: str) -> str:
-    """memviz's status colours (``classDef mvz_* …`` + ``class …``) for every node of `text`."""
-    repaired = repair_text(text)
-    doc = parse(repaired if repaired is not None else text)
+def status_lines(text: str, doc: Canvas | None = None) -> str:
+    """memviz's status colours (``classDef mvz_* …`` + ``class …``) for every node of `text`.
+
+    ``doc``: ``parse(text)`` when the caller has it (the pages' parse is cached per text)."""
+    if doc is None or doc.text != text:
+        repaired = repair_text(text)
+        doc = parse(repaired if repaired is not None else text)
     return "\n".join(_status_lines(doc, {}, {}))
+
+
+def mermaid_view(text: str, doc: Canvas | None = None) -> dict[str, str]:
+    """What the mermaid.js view is given: the text it draws, and the status colours apart."""
+    return {"text": mermaid_source(text), "status": status_lines(text, doc)}

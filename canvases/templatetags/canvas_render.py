@@ -9,7 +9,7 @@ from django import template
 
 from canvases.canvas_scene import canvas_scene
 from canvases.indexing import parsed
-from canvases.mermaid.mermaid_source import mermaid_source, status_lines
+from canvases.mermaid.mermaid_source import mermaid_view
 
 register = template.Library()
 
@@ -33,7 +33,7 @@ def mermaid_text(text: str) -> dict[str, str]:
 
 @lru_cache(maxsize=8)
 def _mermaid_text(text: str) -> dict[str, str]:
-    return {"text": mermaid_source(text), "status": status_lines(text)}
+    return mermaid_view(text, parsed(text))
 
 
 @register.filter

@@ -157,7 +157,7 @@
     try {
       if (kind === "mermaid") {
         // the text mermaid.js draws: the agent's own, memviz's status colours only when asked
-        download(new Blob([memvizMermaid.text()], { type: "text/plain;charset=utf-8" }), `${stem}.render.mmd`);
+        download(new Blob([await memvizMermaid.text()], { type: "text/plain;charset=utf-8" }), `${stem}.render.mmd`);
         return;
       }
       const whole = kind.startsWith("all");

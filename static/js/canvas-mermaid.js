@@ -88,10 +88,19 @@
 
   // ---- the canvas page ----------------------------------------------------------------------
   const diagram = () => document.getElementById("diagram");
-  const jsonOf = (id) => { const el = document.getElementById(id); return el ? JSON.parse(el.textContent) : null; };
-  function pageText() {
-    const data = jsonOf("canvas-mermaid");
-    return data ? textOf(data) : null;
+  // The canvas page does not carry the text (a 1000-node canvas's is ~200 kB no memviz view
+  // reads): it is fetched when this view is shown, and again when a new scene comes in.
+  let source = null, sourceFor = null;
+  async function pageText() {
+    const sceneEl = document.getElementById("canvas-scene");
+    if (!sceneEl || !diagram()) return null;
+    if (sourceFor !== sceneEl) {
+      const response = await fetch(diagram().dataset.mermaidUrl, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+      if (!response.ok) throw new Error(`the canvas text could not be loaded (${response.status})`);
+      source = await response.json();
+      sourceFor = sceneEl;
+    }
+    return textOf(source);
   }
   function mainHost() {
     const wrap = document.querySelector("#diagram .diagram");
@@ -141,11 +150,22 @@
     };
   }
 
+  function failed(host, err) {
+    host.innerHTML = "";
+    const p = document.createElement("p");
+    p.className = "render-error";
+    p.textContent = t("mermaid-failed") + " " + String((err && err.message) || err);
+    host.appendChild(p);
+    document.body.dataset.mermaidRendered = "error";
+  }
+
   async function drawMain() {
     const host = mainHost();
-    const text = pageText();
     const canvas = window.memvizCanvas;
-    if (!host || text === null || !canvas || !canvas.scene()) return;
+    if (!host || !canvas || !canvas.scene()) return;
+    let text;
+    try { text = await pageText(); } catch (err) { failed(host, err); return; }
+    if (text === null) return;
     if (text === drawnText && host.querySelector("svg")) return;
     const keep = mainView && drawnText !== null ? mainView.state() : null;
     drawnText = text;
@@ -158,12 +178,7 @@
       svg = await drawInto(host, text, known);
     } catch (err) {
       drawnText = null;
-      host.innerHTML = "";
-      const p = document.createElement("p");
-      p.className = "render-error";
-      p.textContent = t("mermaid-failed") + " " + String((err && err.message) || err);
-      host.appendChild(p);
-      document.body.dataset.mermaidRendered = "error";
+      failed(host, err);
       return;
     }
     if (text !== drawnText) return; // a newer text is being drawn
@@ -293,7 +308,7 @@
   window.memvizMermaid = {
     active, load, estimate, apply, buildSvg, hostIn, textOf,
     drawText: (host, text, known) => drawInto(host, text, known).then((svg) => { document.body.dataset.mermaidRendered = "ok"; return svg; }),
-    text: () => pageText() || "",
+    text: async () => (await pageText()) || "",
     view: () => (active() ? mainView : null),
     svg: () => (active() ? document.querySelector("#diagram .mermaidjs-host svg") : null),
   };
