@@ -157,6 +157,7 @@ def test_toggle_kept_preference_panel_find_and_deep_link(live_server, page, agen
     page.wait_for_selector('#node-panel .node-detail[data-node="N-4"]', timeout=10000)
     assert "hit" in (mnode(page, "N-4").get_attribute("class") or "")
     assert centred(page, "N-4")
+    page.screenshot(path=str(ARTIFACTS / "mermaid-view-find.png"))
 
     # a #node= link: its panel opens and mermaid's drawing shows it
     page.goto(f"{live_server.url}{URL}#node=N-3")
@@ -196,6 +197,7 @@ def test_select_two_and_merge_in_the_mermaid_view_then_the_revision(live_server,
     mnode(page, "N-1").click()
     mnode(page, "N-2").click(modifiers=["Shift"])
     assert page.locator("#selection-list").inner_text() == "N-1, N-2"
+    page.screenshot(path=str(ARTIFACTS / "mermaid-view-selection.png"))
     page.keyboard.press("m")
     merge = page.locator('.op-form[data-form="merge"]')
     merge.locator("input[name=label]").fill("调研 and tests")
