@@ -63,7 +63,14 @@
   async function drawInto(host, text, known) {
     const m = await load();
     const id = "mermaid-view-" + (++drawCount);
-    const { svg } = await m.render(id, text);
+    let svg;
+    try {
+      ({ svg } = await m.render(id, text));
+    } finally {
+      // on a parse error mermaid leaves its "syntax error" drawing at the end of the page
+      const left = document.getElementById("d" + id);
+      if (left) left.remove();
+    }
     host.innerHTML = svg;
     const el = host.querySelector("svg");
     let css = "";
@@ -225,12 +232,20 @@
     const on = active();
     document.querySelectorAll(".renderer-switch [data-renderer]").forEach((b) => b.setAttribute("aria-pressed", String((b.dataset.renderer === "mermaid") === on)));
     document.querySelectorAll(".renderer-switch input[data-mermaid-status]").forEach((box) => { box.checked = statusPref(); box.disabled = !on; });
-    const scene = window.memvizCanvas && window.memvizCanvas.scene();
-    const n = scene ? scene.nodes.length : Math.max(0, ...[...document.querySelectorAll(".static-diagram script[id$='-scene']")].map((s) => JSON.parse(s.textContent).nodes.length));
-    const ms = estimate(n);
+    const ms = estimate(nodeCount());
     document.querySelectorAll(".renderer-switch .renderer-cost").forEach((el) => {
       el.textContent = ms > BUDGET_MS ? t("mermaid-cost", { s: Math.round(ms / 1000) }) : "";
     });
+  }
+
+  // the largest canvas this page draws: the canvas page's scene, the revision/compare boxes, the replay's scenes
+  function nodeCount() {
+    const scene = window.memvizCanvas && window.memvizCanvas.scene();
+    if (scene) return scene.nodes.length;
+    const sizes = [...document.querySelectorAll(".static-diagram script[id$='-scene']")].map((s) => JSON.parse(s.textContent).nodes.length);
+    const replay = document.getElementById("replay-data");
+    if (replay) sizes.push(...JSON.parse(replay.textContent).scenes.map((s) => s.nodes.length));
+    return Math.max(0, ...sizes);
   }
 
   async function apply() {
@@ -247,7 +262,8 @@
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest && ev.target.closest(".renderer-switch [data-renderer]");
     if (b) { save(PREF, b.dataset.renderer); apply(); return; }
-    // a node of mermaid's drawing: the same panel and selection as on memviz's
+    // a node of mermaid's drawing: the same panel and selection as on memviz's (Enter, Space and
+    // the arrow keys on it: canvas-nav.js, which looks for g.node[data-memviz-id] as well)
     const g = ev.target.closest && ev.target.closest("#diagram .mermaidjs-host g.node[data-memviz-id]");
     if (!g || !window.memvizCanvas) return;
     const id = g.dataset.memvizId, canvas = window.memvizCanvas;
@@ -255,10 +271,6 @@
       const sel = canvas.selection();
       canvas.select(sel.includes(id) ? sel.filter((x) => x !== id) : [...sel, id]);
     } else canvas.openNode(id);
-  });
-  document.addEventListener("keydown", (ev) => {
-    const g = ev.target.closest && ev.target.closest("#diagram .mermaidjs-host g.node[data-memviz-id]");
-    if (g && ev.key === "Enter") { ev.preventDefault(); window.memvizCanvas.openNode(g.dataset.memvizId); }
   });
   document.addEventListener("change", (ev) => {
     if (!ev.target.matches || !ev.target.matches("input[data-mermaid-status]")) return;

@@ -23,6 +23,7 @@ ARTIFACTS = REPO / "artifacts"
 FILE = "001-ship-it.mmd"
 URL = f"/a/shipper/c/{FILE}/"
 SESSION = "s-one"
+BROKEN = "003-broken.mmd"
 BIG = "002-big.mmd"  # over the fast renderer's 1.5 s budget with mermaid.js (docs/canvas-rendering.md)
 
 # The plugin's quoted-key header (mermaid 11 refuses it), a node id with dashes, the author's own
@@ -54,7 +55,8 @@ TEXT = (
 def agent_dir(tmp_path: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
     big = sample_canvas(120, prefix="002")
     rows = [{"minutes": m, "tool": "exec", "node": n} for m, n in [(1, "N-1"), (2, "N-2"), (3, "N-2")]]
-    folder = write_agent(tmp_path / "root", "shipper", {SESSION: rows}, {FILE: TEXT, BIG: big}, active=FILE)
+    texts = {FILE: TEXT, BIG: big, BROKEN: 'flowchart TD\n    A["unclosed --> B\n'}
+    folder = write_agent(tmp_path / "root", "shipper", {SESSION: rows}, texts, active=FILE)
     old = 1_000_000_000
     for path in folder.rglob("*"):
         os.utime(path, (old, old))
@@ -260,6 +262,17 @@ def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_d
     assert page.locator("#replay-node").get_attribute("data-node") == "N-2"
     page.screenshot(path=str(ARTIFACTS / "mermaid-view-replay.png"), full_page=True)
     assert not page.errors  # type: ignore[attr-defined]
+
+
+def test_what_mermaid_js_refuses_it_says_and_leaves_nothing_behind(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/a/shipper/c/{BROKEN}/")
+    page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    page.locator('.renderer-switch [data-renderer="mermaid"]').click()
+    page.wait_for_function("() => document.body.dataset.mermaidRendered === 'error'", timeout=60000)
+    assert "Parse error on line" in page.locator("#diagram .mermaidjs-host .render-error").inner_text()
+    assert page.locator("body > [id^='dmermaid-view']").count() == 0  # mermaid's error drawing
+    page.locator('.renderer-switch [data-renderer="memviz"]').click()
+    assert page.locator("#diagram .mermaid-host svg").is_visible()
 
 
 def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
