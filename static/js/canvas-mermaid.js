@@ -166,10 +166,29 @@
     document.body.dataset.mermaidRendered = "error";
   }
 
+  // A remembered preference does not start a drawing that would hold the tab for longer than the
+  // fast renderer's budget (mermaid.js blocks the page while it draws: ~54 s on 1000 nodes); the
+  // view asks first. A click on "mermaid.js" on this page is the answer already.
+  let asked = false;
+  function ask(host, ms) {
+    host.innerHTML = "";
+    const p = document.createElement("p");
+    p.className = "mermaid-ask";
+    const go = document.createElement("button");
+    go.type = "button";
+    go.dataset.mermaidGo = "1";
+    go.textContent = t("mermaid-draw", { s: Math.round(ms / 1000) });
+    p.append(go);
+    host.appendChild(p);
+    document.body.dataset.mermaidRendered = "asking";
+  }
+
   async function drawMain() {
     const host = mainHost();
     const canvas = window.memvizCanvas;
     if (!host || !canvas || !canvas.scene()) return;
+    const ms = estimate(canvas.scene().nodes.length);
+    if (!asked && ms > BUDGET_MS) { ask(host, ms); return; }
     let text;
     try { text = await pageText(); } catch (err) { failed(host, err); return; }
     if (text === null) return;
@@ -261,7 +280,8 @@
 
   document.addEventListener("click", (ev) => {
     const b = ev.target.closest && ev.target.closest(".renderer-switch [data-renderer]");
-    if (b) { save(PREF, b.dataset.renderer); apply(); return; }
+    if (b) { save(PREF, b.dataset.renderer); asked = true; apply(); return; }
+    if (ev.target.closest && ev.target.closest("[data-mermaid-go]")) { asked = true; drawMain(); return; }
     // a node of mermaid's drawing: the same panel and selection as on memviz's (Enter, Space and
     // the arrow keys on it: canvas-nav.js, which looks for g.node[data-memviz-id] as well)
     const g = ev.target.closest && ev.target.closest("#diagram .mermaidjs-host g.node[data-memviz-id]");

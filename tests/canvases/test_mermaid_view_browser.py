@@ -248,6 +248,14 @@ def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_
     note = page.locator(".renderer-switch .renderer-cost").inner_text()
     assert re.fullmatch(r"~[2-4] s with mermaid\.js", note), note
     assert page.locator('.renderer-switch [data-renderer="mermaid"]').is_enabled()
+    # a remembered preference asks before holding the tab that long; a click draws
+    page.evaluate("localStorage.setItem('memviz.renderer', 'mermaid')")
+    page.reload()
+    page.wait_for_function("() => document.body.dataset.mermaidRendered === 'asking'", timeout=30000)
+    assert page.evaluate("typeof window.mermaid") == "undefined"
+    page.locator("#diagram [data-mermaid-go]").click()
+    mermaid_ok(page)
+    assert page.locator("#diagram .mermaidjs-host g.node[data-memviz-id]").count() == 120
 
 
 def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
