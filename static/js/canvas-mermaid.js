@@ -77,8 +77,10 @@
     el.querySelectorAll("style").forEach((s) => { css += s.textContent; s.remove(); });
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(css);
-    const old = sheets.get(host);
-    document.adoptedStyleSheets = [...document.adoptedStyleSheets.filter((s) => s !== old), sheet];
+    // this host's previous drawing's sheet goes, and those of hosts an htmx swap took away
+    const gone = new Set([sheets.get(host)]);
+    for (const [h, old] of sheets) if (!h.isConnected) { gone.add(old); sheets.delete(h); }
+    document.adoptedStyleSheets = [...document.adoptedStyleSheets.filter((s) => !gone.has(s)), sheet];
     sheets.set(host, sheet);
     styles.set(el, css); // an export carries it
     // mermaid 11 names a node's element "<svg id>-flowchart-<node id>-<counter>"
