@@ -55,6 +55,8 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
         "choices": [CURRENT, *(str(n) for n in canvas.revisions.values_list("number", flat=True))],
         "changes": node_changes(before, after),
         "diff": diff,
+        "a_text": before,
+        "b_text": after,
         "a_render": render_body(before) if before else "",
         "b_render": render_body(after) if after else "",
     }

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from canvases import edit_views, views
+from canvases import edit_views
 
 urlpatterns = [
     path("ops/", edit_views.ops, name="canvas-ops"),
@@ -14,5 +14,4 @@ urlpatterns = [
     path("lint/", edit_views.lint_panel, name="canvas-lint"),
     path("live/", edit_views.live_panel, name="canvas-live"),
     path("sync/", edit_views.sync, name="canvas-sync"),
-    path("raw/", views.canvas_raw, name="canvas-raw"),
 ]

@@ -127,6 +127,7 @@ def revision_detail(agent: Agent, canvas: Canvas, number: int) -> dict[str, Any]
         "changes": node_changes(revision.before_text, revision.after_text),
         "remaps": revision.remaps,
         "after_text": revision.after_text,
+        "before_text": revision.before_text or "",
         "before_render": render_body(revision.before_text) if revision.before_text else "",
         "after_render": render_body(revision.after_text),
         "is_current": revision.after_hash == canvas.content_hash,

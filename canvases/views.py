@@ -6,7 +6,7 @@ from html import escape
 from typing import Any
 from urllib.parse import quote
 
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -14,6 +14,8 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
 from canvases import selectors
+from canvases.indexing import parsed
+from canvases.mermaid.mermaid_source import mermaid_view
 from canvases.models import Canvas
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
@@ -111,6 +113,13 @@ def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespon
     if partial and not wants_json(request) and not request.htmx.history_restore_request:
         return render(request, partial, {**data, **extra})
     return render_page(request, "canvases/canvas.html", data, extra=extra)
+
+
+@require_GET
+def canvas_mermaid_text(request: HtmxHttpRequest, agent: str, canvas: str) -> JsonResponse:
+    """What the mermaid.js view draws, asked for only by a page showing that view."""
+    canvas_obj = selectors.canvas_get(agent_get(agent), canvas)
+    return JsonResponse(mermaid_view(canvas_obj.text, parsed(canvas_obj.text)))
 
 
 @require_GET

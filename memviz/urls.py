@@ -28,6 +28,8 @@ urlpatterns = [
     path("a/<str:agent>/s/<str:session>/", session_views.session_page, name="session"),
     path("a/<str:agent>/c/<str:canvas>/", canvas_views.canvas_page, name="canvas"),
     path("a/<str:agent>/c/<str:canvas>/n/<str:node>/", canvas_views.node_panel, name="node"),
+    path("a/<str:agent>/c/<str:canvas>/raw/", canvas_views.canvas_raw, name="canvas-raw"),
+    path("a/<str:agent>/c/<str:canvas>/mermaid.json", canvas_views.canvas_mermaid_text, name="canvas-mermaid-text"),
     path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
     path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
     path("api/stream/", include("sessions.stream_urls")),

@@ -24,6 +24,7 @@ from typing import Any
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse, render_body
+from canvases.mermaid.mermaid_source import mermaid_view
 from sessions.instants import iso, parse_instant
 from sessions.memory.row_fields import node_aliases
 
@@ -103,6 +104,8 @@ class Scene:
         if with_render:
             out["render_body"] = render_body(self.text, doc=self.doc)
             out["scene"] = canvas_scene(self.text, self.doc)  # what the page draws
+            # what the mermaid.js view draws (static/js/canvas-mermaid.js), status colours apart
+            out["mermaid"] = mermaid_view(self.text, self.doc)
         return out
 
 

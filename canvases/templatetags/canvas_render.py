@@ -9,6 +9,7 @@ from django import template
 
 from canvases.canvas_scene import canvas_scene
 from canvases.indexing import parsed
+from canvases.mermaid.mermaid_source import mermaid_view
 
 register = template.Library()
 
@@ -22,6 +23,17 @@ def scene(text: str) -> dict[str, Any]:
 @lru_cache(maxsize=8)
 def _scene(text: str) -> dict[str, Any]:
     return canvas_scene(text, parsed(text))  # the page view parsed this text already
+
+
+@register.filter
+def mermaid_text(text: str) -> dict[str, str]:
+    """What the mermaid.js view draws (the file's own text) and memviz's status colours, apart."""
+    return _mermaid_text(text or "")
+
+
+@lru_cache(maxsize=8)
+def _mermaid_text(text: str) -> dict[str, str]:
+    return mermaid_view(text, parsed(text))
 
 
 @register.filter

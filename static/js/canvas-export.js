@@ -1,5 +1,6 @@
-// Export: the current view or the whole canvas as a standalone SVG or a PNG, and the
-// render-ready mermaid text. The SVG carries its own style (the page's colours resolved for the
+// Export: the current view or the whole canvas as a standalone SVG or a PNG (of whichever
+// renderer is shown), and the mermaid text as mermaid.js draws it (canvas-mermaid.js; the agent's
+// own bytes are a plain download link of the page). The SVG carries its own style (the page's colours resolved for the
 // current light/dark theme) and the font slices its labels use as data: URLs, so it looks the
 // same anywhere, CJK included, and no remote font is ever fetched.
 (function () {
@@ -64,7 +65,19 @@
     return `svg.mc{${vars.join(";")}}\n${css}`;
   }
 
+  // The whole drawing in drawing units: the nodes' box, and whatever is drawn outside it (an
+  // edge curving above the first row, its label), from the live SVG's own geometry.
+  function wholeRect(content, model) {
+    let x0 = 0, y0 = 0, x1 = model.width, y1 = model.height;
+    try {
+      const b = content.getBBox();
+      x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y); x1 = Math.max(x1, b.x + b.width); y1 = Math.max(y1, b.y + b.height);
+    } catch (e) { /* not rendered: the nodes' box */ }
+    return { x: x0 - PAD, y: y0 - PAD, w: x1 - x0 + 2 * PAD, h: y1 - y0 + 2 * PAD };
+  }
+
   async function buildSvg(whole) {
+    if (window.memvizMermaid && memvizMermaid.active()) return memvizMermaid.buildSvg(whole, PAD);
     const canvas = window.memvizCanvas;
     const view = canvas.view(), model = canvas.model();
     const live = document.querySelector("#diagram .mermaid-host svg");
@@ -79,7 +92,7 @@
     svg.querySelectorAll(".mc-view-state").forEach((el) => el.remove());
     svg.querySelectorAll(".selected, .hit, .has-hit").forEach((el) => el.classList.remove("selected", "hit", "has-hit"));
     svg.querySelectorAll("[tabindex]").forEach((el) => el.removeAttribute("tabindex"));
-    const r = whole ? { x: -PAD, y: -PAD, w: model.width + 2 * PAD, h: model.height + 2 * PAD } : view.visibleRect();
+    const r = whole ? wholeRect(live.querySelector(".mc-content"), model) : view.visibleRect();
     svg.setAttribute("viewBox", `${r.x} ${r.y} ${r.w} ${r.h}`);
     const scale = whole ? 1 : view.scale();
     svg.setAttribute("width", Math.round(r.w * scale));
@@ -143,14 +156,8 @@
     document.body.dataset.exporting = kind;
     try {
       if (kind === "mermaid") {
-        // the whole canvas (nothing collapsed) from the page's JSON twin
-        const url = new URL(diagram.dataset.canvasUrl, location.href);
-        url.searchParams.set("format", "json");
-        url.searchParams.set("collapsed", "");
-        const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
-        if (!response.ok) throw new Error(`the canvas text could not be loaded (${response.status})`);
-        const body = (await response.json()).render_body;
-        download(new Blob([body], { type: "text/plain;charset=utf-8" }), `${stem}.render.mmd`);
+        // the text mermaid.js draws: the agent's own, memviz's status colours only when asked
+        download(new Blob([await memvizMermaid.text()], { type: "text/plain;charset=utf-8" }), `${stem}.render.mmd`);
         return;
       }
       const whole = kind.startsWith("all");
@@ -164,10 +171,11 @@
   }
 
   document.addEventListener("click", (ev) => {
-    const b = ev.target.closest && ev.target.closest("[data-export]");
+    const b = ev.target.closest && ev.target.closest("[data-export], [data-export-raw]");
     if (!b) return;
     const menu = b.closest("details");
     if (menu) menu.open = false;
+    if (!b.dataset.export) return; // the agent's file: the link downloads it as it is
     run(b.dataset.export).catch((err) => { document.body.dataset.exportError = String(err && err.message || err); });
   });
 

@@ -44,6 +44,12 @@
     markHits();
   }
   function markHits() {
+    // the mermaid.js view (canvas-mermaid.js) marks the same hits on its own drawing
+    const drawnByMermaid = document.querySelector("#diagram .mermaidjs-host");
+    if (drawnByMermaid) {
+      drawnByMermaid.querySelectorAll("g.node.hit").forEach((g) => g.classList.remove("hit"));
+      for (const n of hits) { const g = drawnByMermaid.querySelector(`g.node[data-memviz-id="${CSS.escape(n.id)}"]`); if (g) g.classList.add("hit"); }
+    }
     const host = document.querySelector("#diagram .mermaid-host");
     if (!host) return;
     host.querySelectorAll("g.node.hit, g.node.has-hit").forEach((g) => g.classList.remove("hit", "has-hit"));

@@ -106,10 +106,14 @@
       const k = scale(), p = pz.getPan(), v = viewport();
       return { x: -p.x / k, y: -p.y / k, w: v.w / k, h: v.h / k };
     }
+    // pz.zoom(z) is relative to the zoom svg-pan-zoom last took as its "original", and
+    // pz.resize() (each Fit) takes the current zoom as that: asked for k, Fit got k × the zoom
+    // it started from (0.79 → 0.62 → 0.49). This sets the real zoom k whatever that base is.
+    function zoomTo(k) { const real = pz.getSizes().realZoom; pz.zoom(real > 0 ? (k * pz.getZoom()) / real : k); }
     function setView(k, cx, cy, gesture) {
       const v = viewport();
       quiet = !gesture;
-      pz.zoom(k);
+      zoomTo(k);
       pz.pan({ x: v.w / 2 - cx * k, y: v.h / 2 - cy * k });
       quiet = false;
       if (!idle) { lod(); labels(); }
@@ -212,7 +216,7 @@
       onChange: (f) => listeners.push(f),
       zoomIn: () => pz.zoomIn(), zoomOut: () => pz.zoomOut(),
       state: () => ({ k: scale(), pan: pz.getPan() }),
-      restore: (s) => { quiet = true; pz.zoom(s.k); pz.pan(s.pan); quiet = false; lod(); labels(); drawViewBox(); },
+      restore: (s) => { quiet = true; zoomTo(s.k); pz.pan(s.pan); quiet = false; lod(); labels(); drawViewBox(); },
       // what a wheel or drag step does (the benchmark's zoom goes through here)
       gestureTo: (k, cx, cy) => setView(k, cx, cy, true),
       labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); memvizDraw.applyCss(g); labelled.add(id); } },

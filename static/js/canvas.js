@@ -185,6 +185,7 @@
     }));
     document.body.dataset.renderCount = String(renderCount);
     document.body.dataset.drawnNodes = String(model.leaves.size);
+    document.dispatchEvent(new CustomEvent("memviz:drawn")); // canvas-mermaid.js draws the same text
   }
 
   // Readable labels around the focus (the newest "doing" node and its neighbours) unless the
@@ -231,6 +232,7 @@
     if (hidden.length) { hidden.forEach((g) => collapsed.delete(g)); drawNow(); }
     selection = [id];
     showSelection();
+    document.dispatchEvent(new CustomEvent("memviz:reveal", { detail: { id } })); // canvas-mermaid.js
     if (!view || !view.focusNode(id)) return false; // not drawn (yet): the caller opens the panel
     if (open) openNode(id, { focus: false });
     writeUrl();
@@ -297,6 +299,9 @@
     box.dataset.rendered = "ok";
   }
 
+  // the map the zoom buttons and keys move: mermaid.js's when that view is shown (canvas-mermaid.js)
+  const shownView = () => (window.memvizMermaid && memvizMermaid.view()) || view;
+
   // ---- editing --------------------------------------------------------------------------
   function editor() { return document.getElementById("editor"); }
 
@@ -358,9 +363,10 @@
       return;
     }
     const button = ev.target.closest("[data-zoom]");
-    if (!button || !view) return;
+    const shown = shownView();
+    if (!button || !shown) return;
     const action = button.dataset.zoom;
-    if (action === "in") view.zoomIn(); else if (action === "out") view.zoomOut(); else view.fitAll();
+    if (action === "in") shown.zoomIn(); else if (action === "out") shown.zoomOut(); else shown.fitAll();
   });
   document.addEventListener("click", (ev) => {
     // the node list: shift-click selects; a click also shows the node on the canvas
@@ -395,10 +401,11 @@
     if (ev.key === "Escape") { selection = []; showSelection(); closeForms(); return; }
     if (ev.key === "?") { const d = document.getElementById("shortcut-help"); if (d) d.showModal(); return; }
     if (ev.key === "/" && document.getElementById("canvas-search")) { ev.preventDefault(); document.getElementById("canvas-search").focus(); return; }
-    if (!view) return;
-    if (ev.key === "+" || ev.key === "=") view.zoomIn();
-    else if (ev.key === "-") view.zoomOut();
-    else if (ev.key === "0") view.fitAll();
+    const shown = shownView();
+    if (!shown) return;
+    if (ev.key === "+" || ev.key === "=") shown.zoomIn();
+    else if (ev.key === "-") shown.zoomOut();
+    else if (ev.key === "0") shown.fitAll();
   });
 
   window.addEventListener("hashchange", () => { const id = hashNode(); if (id && scene) reveal(id); });

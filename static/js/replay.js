@@ -56,7 +56,18 @@
       return;
     }
     const known = new Set(scene.nodes.map((n) => n.id));
-    host.querySelectorAll("g.node[data-memviz-id]").forEach((g) => {
+    // the mermaid.js view when the user chose it (canvas-mermaid.js): the same nodes, mapped back
+    const viaMermaid = window.memvizMermaid && memvizMermaid.active() && scene.mermaid;
+    if (viaMermaid) {
+      try {
+        await memvizMermaid.drawText(memvizMermaid.hostIn(host.parentElement), memvizMermaid.textOf(scene.mermaid), known);
+      } catch (err) {
+        errorBox.hidden = false;
+        errorBox.textContent = String(err && err.message ? err.message : err);
+      }
+    }
+    const drawing = viaMermaid ? host.parentElement.querySelector(".mermaidjs-host") : host;
+    drawing.querySelectorAll("g.node[data-memviz-id]").forEach((g) => {
       const id = g.dataset.memvizId;
       if (!known.has(id)) return;
       g.classList.add("clickable");
@@ -159,7 +170,8 @@
   slider.addEventListener("input", () => { stop(); show(Number(slider.value)); });
   document.querySelectorAll("[data-step]").forEach((b) => b.addEventListener("click", () => step(Number(b.dataset.step))));
   playButton.addEventListener("click", play);
-  host.addEventListener("click", (ev) => {
+  document.addEventListener("memviz:renderer", () => { renderedScene = undefined; show(index); });
+  host.parentElement.addEventListener("click", (ev) => {
     const g = ev.target.closest("g.node");
     if (g && g.dataset.memvizId) showNode(g.dataset.memvizId);
   });
@@ -176,7 +188,8 @@
     const button = document.getElementById("replay-export");
     const response = await fetch(button.dataset.reportUrl, { credentials: "same-origin" });
     let text = await response.text();
-    const svg = host.querySelector("svg");
+    const shown = window.memvizMermaid && memvizMermaid.active() ? host.parentElement.querySelector(".mermaidjs-host") : host;
+    const svg = shown && shown.querySelector("svg");
     if (svg) {
       const clone = svg.cloneNode(true);
       clone.querySelectorAll(".replay-absent").forEach((g) => g.setAttribute("opacity", "0.2"));

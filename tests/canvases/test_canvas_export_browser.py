@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from canvases.mermaid import render_body
+from canvases.mermaid.mermaid_source import mermaid_source
 from sessions.ingest import ingest_path
 from tests.conftest import SCREENSHOTS
 
@@ -83,5 +83,5 @@ def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_s
 
     text = export(page, "mermaid", tmp_path)
     assert text.name == "002-migrate-orders-api.render.mmd"
-    assert text.read_text(encoding="utf-8") == render_body(canvas_file.read_text(encoding="utf-8"))
+    assert text.read_text(encoding="utf-8") == mermaid_source(canvas_file.read_text(encoding="utf-8"))
     assert not page.errors  # type: ignore[attr-defined]

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid import EditError, edits, parse, render_body
+from canvases.mermaid.mermaid_source import mermaid_source, status_lines
 from canvases.mermaid.samples import sample_canvas
 from tests.conftest import FIXTURE_ROOTS, fixture_canvases
 
@@ -108,6 +109,21 @@ def test_render_body_of_every_canvas_parses(mermaid_parse):
             bodies[f"{name} · collapse {sub.id}"] = render_body(text, collapse=[sub.id])
     assert len(bodies) > 20
     assert_all_parse(mermaid_parse, bodies)
+
+
+def test_the_mermaid_view_text_of_every_canvas_parses_where_the_file_does_not(mermaid_parse):
+    """The mermaid.js view draws the file's own lines; mermaid refuses the plugin's header line."""
+    sources, files = {}, {}
+    for name, text in canvases().items():
+        doc = parse(text)
+        if doc.has_errors and not doc.is_escaped_oneliner:
+            continue
+        files[name] = text
+        sources[name] = mermaid_source(text)
+        sources[f"{name} · status colours"] = sources[name] + "\n" + status_lines(text)
+    assert_all_parse(mermaid_parse, sources)
+    refused = [r for r in mermaid_parse(list(files.values())) if r is not None]
+    assert len(refused) >= 5  # as the agent wrote them, mermaid.js draws none of these
 
 
 def test_render_body_of_every_edit_parses(mermaid_parse):
