@@ -141,10 +141,21 @@
   }
   const timings = {};
 
+  // The drawing's box ends at the window's bottom wherever the page's head leaves its top: a
+  // fixed 100vh - 160px ran 150 px below the window, and Fit put the drawing's bottom there.
+  const BOX_MIN_PX = 240, BOX_GAP_PX = 8;
+  function sizeBox() {
+    const box = $("#diagram .diagram");
+    if (!box) return;
+    const top = box.getBoundingClientRect().top + window.scrollY;
+    box.style.height = Math.max(BOX_MIN_PX, Math.floor(window.innerHeight - top - BOX_GAP_PX)) + "px";
+  }
+
   function drawNow() {
     const diagram = diagramEl();
     const host = hostEl();
     if (!diagram || !host || !scene) return;
+    sizeBox();
     const keep = view && (savedView || diagram.dataset.keepView === "1") ? (savedView || view.state()) : null;
     if (view) { view.destroy(); view = null; }
     const title = diagram.dataset.title || "canvas";
@@ -185,12 +196,11 @@
     document.body.dataset.drawnNodes = String(model.leaves.size);
   }
 
-  // Readable labels around the focus (the newest "doing" node and its neighbours) unless the
-  // whole drawing fits at a readable size.
+  // The whole drawing when it fits with readable labels (a small canvas: legible ones); else
+  // readable labels around the focus (the newest "doing" node and its neighbours).
   function defaultView() {
-    const readable = view.READABLE_PX / memvizDraw.FONT_SIZE;
-    const host = hostEl().getBoundingClientRect();
-    const fitsAll = Math.min(host.width / model.width, host.height / model.height) >= readable;
+    const px = scene.nodes.length <= SMALL_CANVAS ? view.WHOLE_PX : view.READABLE_PX;
+    const fitsAll = view.fitScale() * memvizDraw.FONT_SIZE >= px;
     const focus = focusNode(scene);
     if (fitsAll || !focus) { view.fitAll(); return; }
     const id = model.boxes.has(focus.id) ? focus.id : groupPath(scene, focus.id).reverse().find((g) => model.boxes.has(g));
@@ -398,7 +408,7 @@
   });
 
   window.addEventListener("hashchange", () => { const id = hashNode(); if (id && scene) reveal(id); });
-  window.addEventListener("resize", () => { if (view) view.resize(); });
+  window.addEventListener("resize", () => { sizeBox(); if (view) view.resize(); });
 
   function staleCheck() {
     const live = document.getElementById("live");
