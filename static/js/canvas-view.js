@@ -30,6 +30,7 @@
       viewportSelector: ".mc-view-state", zoomEnabled: true, controlIconsEnabled: false, fit: false, center: false,
       minZoom: MIN_ZOOM, maxZoom: MAX_ZOOM, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
       onZoom: changed, onPan: changed, onUpdatedCTM: paint,
+      customEventsHandler: window.memvizTouch ? memvizTouch.handler() : undefined, // a tap clicks (canvas-touch.js)
     });
     let painted = null; // the view the SVG content was last painted at
     function paint() {

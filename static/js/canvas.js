@@ -247,7 +247,13 @@
     return true;
   }
 
-  function openNode(id, { focus = false } = {}) {
+  // Below the drawing (a phone) the panel a tap opened is out of sight: bring it up.
+  function panelIntoView() {
+    const panel = document.getElementById("node-panel");
+    if (panel && panel.getBoundingClientRect().top > window.innerHeight - 60) panel.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  }
+
+  function openNode(id, { focus = false, showPanel = false } = {}) {
     const diagram = diagramEl();
     if (!diagram) return;
     if (focus) { reveal(id, { open: true }); return; }
@@ -260,6 +266,7 @@
     showSelection({ marks: false });
     const show = () => { if (selection.length === 1 && selection[0] === id) { showSelection(); writeUrl(); } };
     Promise.race([shown, new Promise((r) => setTimeout(r, SELECTION_WAIT_MS))]).then(show, show);
+    if (showPanel) shown.then(panelIntoView, () => null);
   }
   const SELECTION_WAIT_MS = 150; // a slow answer does not hold the selection back longer
 
@@ -274,7 +281,7 @@
       if (!g || !g.dataset.memvizId) return;
       if (g.dataset.group) toggleGroup(g.dataset.group);
       else if (ev.shiftKey || ev.ctrlKey || ev.metaKey) toggleSelected(g.dataset.memvizId);
-      else openNode(g.dataset.memvizId);
+      else openNode(g.dataset.memvizId, { showPanel: true });
     });
   }
 
