@@ -9,6 +9,7 @@ Screenshots go to docs/screenshots/latest/first-view-*.png.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,14 @@ def open_canvas(page, url: str, name: str, hash_: str = ""):  # type: ignore[no-
     page.goto(f"{url}/a/main/c/{name}/{hash_}")
     page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     page.wait_for_timeout(250)  # the view settles (its motion timer)
+
+
+def until(page, expression: str, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
+    """wait_for_function's polling evaluates a string, which the pages' CSP refuses: poll here."""
+    deadline = time.monotonic() + timeout_s
+    while not page.evaluate(expression):
+        assert time.monotonic() < deadline, f"timed out waiting for {expression}"
+        page.wait_for_timeout(50)
 
 
 def shot(page, name: str, full_page: bool = False) -> None:  # type: ignore[no-untyped-def]
@@ -120,7 +129,7 @@ def test_a_small_canvas_opens_whole_when_it_fits_and_fit_is_stable(live_server, 
 def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
     open_canvas(page, live_server.url, BIG)
     page.locator('#diagram [data-groups="expand"]').click()
-    page.wait_for_function("Number(document.body.dataset.drawnNodes) === 1000")
+    until(page, "Number(document.body.dataset.drawnNodes) === 1000")
     page.wait_for_timeout(250)
     # find: the node far down the drawing
     target = "901-N977"
@@ -143,7 +152,7 @@ def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_serve
         page.locator("[data-zoom=in]").click()
     third = "901-N640"
     page.evaluate("(id) => { location.hash = 'node=' + id; }", third)
-    page.wait_for_function(f"memvizCanvas.selection().join() === '{third}'")
+    until(page, f"memvizCanvas.selection().join() === '{third}'")
     assert visible(page, third)
     shot(page, "first-view-expanded-find.png")
     assert not page.errors  # type: ignore[attr-defined]
@@ -162,7 +171,14 @@ def test_a_deep_link_opens_at_its_node(live_server, page, data) -> None:  # type
     assert visible(page, "901-N402")
 
 
-def page_urls(url: str) -> dict[str, str]:
+# what sticks out past 390 px (innermost elements), for the failure message
+WIDEST_JS = """[...document.querySelectorAll('body *')]
+  .filter((e) => e.getBoundingClientRect().right > 391 && !e.closest('svg'))
+  .filter((e) => ![...e.children].some((c) => c.getBoundingClientRect().right > 391))
+  .slice(0, 8).map((e) => `${e.tagName}.${e.className} ${Math.round(e.getBoundingClientRect().right)}`)"""
+
+
+def page_urls() -> dict[str, str]:
     session = AgentSession.objects.filter(agent__slug="main").first()
     assert session is not None
     return {
@@ -183,14 +199,14 @@ def test_every_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -
         browser = p.chromium.launch(**chromium_launch)
         page = browser.new_context(**PHONE).new_page()
         wide = {}
-        for name, path in page_urls(live_server.url).items():
+        for name, path in page_urls().items():
             page.goto(live_server.url + path)
             page.wait_for_load_state("load")
             if "canvas" in name:
                 page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
             width = page.evaluate("document.scrollingElement.scrollWidth")
             if width > 390:
-                wide[name] = (width, page.evaluate("""[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 391 && !e.closest('svg')).filter(e => ![...e.children].some(c => c.getBoundingClientRect().right > 391)).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right) + ' ' + (e.textContent || '').slice(0, 30))"""))
+                wide[name] = (width, page.evaluate(WIDEST_JS))
             shot(page, f"first-view-phone-{name.replace(' ', '-')}.png", full_page=name != "big canvas")
         assert not wide, wide
         browser.close()
@@ -212,10 +228,11 @@ def test_a_phone_taps_pans_and_pinches_the_drawing(live_server, chromium_launch,
         node = page.locator('#diagram g.node[data-memviz-id="003-N5"]').bounding_box()
         page.touchscreen.tap(node["x"] + node["width"] / 2, node["y"] + node["height"] / 2)
         page.locator('#node-panel .node-detail[data-node="003-N5"]').wait_for(timeout=10000)
+        # the panel is below the drawing here: the tap brings it up
+        until(page, "document.getElementById('node-panel').getBoundingClientRect().top < innerHeight")
         # one finger pans the drawing, two fingers zoom it
         cdp = context.new_cdp_session(page)
-        cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        page.evaluate("window.scrollTo(0, 0)")
+        page.evaluate("window.scrollTo({top: 0, behavior: 'instant'})")  # the tap scrolled the panel into view
         box = page.locator("#diagram .diagram").bounding_box()
         cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
