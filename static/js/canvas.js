@@ -144,9 +144,9 @@
   // The drawing's box ends at the window's bottom wherever the page's head leaves its top: a
   // fixed 100vh - 160px ran 150 px below the window, and Fit put the drawing's bottom there.
   const BOX_MIN_PX = 240, BOX_GAP_PX = 8;
-  function sizeBox() {
+  function sizeBox({ fresh = false } = {}) {
     const box = $("#diagram .diagram");
-    if (!box) return;
+    if (!box || (fresh && box.style.height)) return; // a redraw in the same box: no layout read
     const top = box.getBoundingClientRect().top + window.scrollY;
     box.style.height = Math.max(BOX_MIN_PX, Math.floor(window.innerHeight - top - BOX_GAP_PX)) + "px";
   }
@@ -155,7 +155,7 @@
     const diagram = diagramEl();
     const host = hostEl();
     if (!diagram || !host || !scene) return;
-    sizeBox();
+    sizeBox({ fresh: true });
     const keep = view && (savedView || diagram.dataset.keepView === "1") ? (savedView || view.state()) : null;
     if (view) { view.destroy(); view = null; }
     const title = diagram.dataset.title || "canvas";
