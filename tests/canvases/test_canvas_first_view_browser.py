@@ -55,8 +55,11 @@ def data(fixtures_root: Path) -> Path:
 
 def open_canvas(page, url: str, name: str, hash_: str = ""):  # type: ignore[no-untyped-def]
     page.goto(f"{url}/a/main/c/{name}/{hash_}")
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    until(page, RENDERED, 30)
     page.wait_for_timeout(250)  # the view settles (its motion timer)
+
+
+RENDERED = "document.body.dataset.canvasRendered === 'ok'"
 
 
 def until(page, expression: str, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
@@ -166,7 +169,8 @@ def test_a_deep_link_opens_at_its_node(live_server, page, data) -> None:  # type
     # the search page's result link lands the same way
     page.goto(f"{live_server.url}/search/?q=901-N402")
     page.locator('a[href*="#node=901-N402"]').first.click()
-    page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    page.wait_for_url("**/c/901-big-1000.mmd/**")
+    until(page, RENDERED, 30)
     page.locator('#node-panel .node-detail[data-node="901-N402"]').wait_for(timeout=10000)
     assert visible(page, "901-N402")
 
@@ -203,7 +207,7 @@ def test_every_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -
             page.goto(live_server.url + path)
             page.wait_for_load_state("load")
             if "canvas" in name:
-                page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+                until(page, RENDERED, 30)
             width = page.evaluate("document.scrollingElement.scrollWidth")
             if width > 390:
                 wide[name] = (width, page.evaluate(WIDEST_JS))
