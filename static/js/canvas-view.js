@@ -5,8 +5,10 @@
 (function () {
   "use strict";
   const READABLE_PX = 11; // smallest on-screen label size the default view accepts
+  const WHOLE_PX = 8; // a small canvas that fits with labels this size opens whole (a 6-node chain is tall)
   const LABELS_FROM_PX = 6; // below this labels are not painted at all (boxes only)
   const MAX_FIT = 1.2;
+  const MIN_ZOOM = 0.01, MAX_ZOOM = 8;
   const LABEL_ALL_UP_TO = 150; // smaller drawings get every label at once
   const MOTION_IDLE_MS = 180;
   const SVG_NS = "http://www.w3.org/2000/svg";
@@ -26,8 +28,9 @@
     svg.getScreenCTM = () => { const r = host.getBoundingClientRect(); return svg.createSVGMatrix().translate(r.left, r.top); };
     const pz = svgPanZoom(svg, {
       viewportSelector: ".mc-view-state", zoomEnabled: true, controlIconsEnabled: false, fit: false, center: false,
-      minZoom: 0.01, maxZoom: 8, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
+      minZoom: MIN_ZOOM, maxZoom: MAX_ZOOM, zoomScaleSensitivity: 0.25, dblClickZoomEnabled: false,
       onZoom: changed, onPan: changed, onUpdatedCTM: paint,
+      customEventsHandler: window.memvizTouch ? memvizTouch.handler() : undefined, // a tap clicks (canvas-touch.js)
     });
     let painted = null; // the view the SVG content was last painted at
     function paint() {
@@ -127,11 +130,14 @@
       if (fit >= readable) setView(fit, box.x + box.w / 2, box.y + box.h / 2);
       else { const c = centre || { x: box.x + box.w / 2, y: box.y + box.h / 2 }; setView(readable, c.x, c.y); }
     }
+    // the zoom at which the whole drawing fits the box
+    function fitScale() {
+      const v = viewport(), pad = 20;
+      return Math.min((v.w - pad) / Math.max(model.width, 1), (v.h - pad) / Math.max(model.height, 1), MAX_FIT);
+    }
     function fitAll() {
       svgResize();
-      const v = viewport(), pad = 20;
-      const k = Math.min((v.w - pad) / Math.max(model.width, 1), (v.h - pad) / Math.max(model.height, 1), MAX_FIT);
-      setView(k, model.width / 2, model.height / 2);
+      setView(fitScale(), model.width / 2, model.height / 2);
     }
     function focusNode(id) {
       const b = model.boxes.get(id);
@@ -140,7 +146,13 @@
       setView(Math.min(k, 2), b.x, b.y);
       return true;
     }
-    function svgResize() { try { pz.resize(); } catch (e) { /* detached */ } }
+    // resize() also rescales the zoom limits by its new base: after a Fit of 1000 expanded nodes
+    // (0.02) nothing could be zoomed past 0.16, so going to a node landed far from it.
+    function svgResize() {
+      try { pz.resize(); } catch (e) { return; /* detached */ }
+      const base = pz.getSizes().realZoom / pz.getZoom();
+      if (base > 0) pz.setMinZoom(MIN_ZOOM / base).setMaxZoom(MAX_ZOOM / base);
+    }
 
     // ---- minimap --------------------------------------------------------------------------
     let mini = null, miniView = null, miniBox = null;
@@ -212,7 +224,7 @@
     lod();
 
     return {
-      panZoom: pz, scale, visibleRect, setView, showBox, fitAll, focusNode, mark, resize: svgResize,
+      panZoom: pz, scale, visibleRect, setView, showBox, fitScale, fitAll, focusNode, mark, resize: svgResize,
       onChange: (f) => listeners.push(f),
       zoomIn: () => pz.zoomIn(), zoomOut: () => pz.zoomOut(),
       state: () => ({ k: scale(), pan: pz.getPan() }),
@@ -221,7 +233,7 @@
       gestureTo: (k, cx, cy) => setView(k, cx, cy, true),
       labelAll: () => { for (const [id, g] of nodeEls) if (!labelled.has(id)) { g.insertAdjacentHTML("beforeend", model.labels.get(id)); memvizDraw.applyCss(g); labelled.add(id); } },
       destroy: () => { destroyed = true; cancelAnimationFrame(frame); clearTimeout(idle); try { pz.destroy(); } catch (e) { /* gone */ } marks.remove(); if (minimapHost) minimapHost.innerHTML = ""; },
-      READABLE_PX,
+      READABLE_PX, WHOLE_PX,
     };
   }
 

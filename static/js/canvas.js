@@ -143,10 +143,21 @@
   }
   const timings = {};
 
+  // The drawing's box ends at the window's bottom wherever the page's head leaves its top: a
+  // fixed 100vh - 160px ran 150 px below the window, and Fit put the drawing's bottom there.
+  const BOX_MIN_PX = 240, BOX_GAP_PX = 8;
+  function sizeBox({ fresh = false } = {}) {
+    const box = $("#diagram .diagram");
+    if (!box || (fresh && box.style.height)) return; // a redraw in the same box: no layout read
+    const top = box.getBoundingClientRect().top + window.scrollY;
+    box.style.height = Math.max(BOX_MIN_PX, Math.floor(window.innerHeight - top - BOX_GAP_PX)) + "px";
+  }
+
   function drawNow() {
     const diagram = diagramEl();
     const host = hostEl();
     if (!diagram || !host || !scene) return;
+    sizeBox({ fresh: true });
     const keep = view && (savedView || diagram.dataset.keepView === "1") ? (savedView || view.state()) : null;
     if (view) { view.destroy(); view = null; }
     const title = diagram.dataset.title || "canvas";
@@ -188,12 +199,11 @@
     document.dispatchEvent(new CustomEvent("memviz:drawn")); // canvas-mermaid.js draws the same text
   }
 
-  // Readable labels around the focus (the newest "doing" node and its neighbours) unless the
-  // whole drawing fits at a readable size.
+  // The whole drawing when it fits with readable labels (a small canvas: legible ones); else
+  // readable labels around the focus (the newest "doing" node and its neighbours).
   function defaultView() {
-    const readable = view.READABLE_PX / memvizDraw.FONT_SIZE;
-    const host = hostEl().getBoundingClientRect();
-    const fitsAll = Math.min(host.width / model.width, host.height / model.height) >= readable;
+    const px = scene.nodes.length <= SMALL_CANVAS ? view.WHOLE_PX : view.READABLE_PX;
+    const fitsAll = view.fitScale() * memvizDraw.FONT_SIZE >= px;
     const focus = focusNode(scene);
     if (fitsAll || !focus) { view.fitAll(); return; }
     const id = model.boxes.has(focus.id) ? focus.id : groupPath(scene, focus.id).reverse().find((g) => model.boxes.has(g));
@@ -241,7 +251,13 @@
     return true;
   }
 
-  function openNode(id, { focus = false } = {}) {
+  // Below the drawing (a phone) the panel a tap opened is out of sight: bring it up.
+  function panelIntoView() {
+    const panel = document.getElementById("node-panel");
+    if (panel && panel.getBoundingClientRect().top > window.innerHeight - 60) panel.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  }
+
+  function openNode(id, { focus = false, showPanel = false } = {}) {
     const diagram = diagramEl();
     if (!diagram) return;
     if (focus) { reveal(id, { open: true }); return; }
@@ -254,6 +270,7 @@
     showSelection({ marks: false });
     const show = () => { if (selection.length === 1 && selection[0] === id) { showSelection(); writeUrl(); } };
     Promise.race([shown, new Promise((r) => setTimeout(r, SELECTION_WAIT_MS))]).then(show, show);
+    if (showPanel) shown.then(panelIntoView, () => null);
   }
   const SELECTION_WAIT_MS = 150; // a slow answer does not hold the selection back longer
 
@@ -268,7 +285,7 @@
       if (!g || !g.dataset.memvizId) return;
       if (g.dataset.group) toggleGroup(g.dataset.group);
       else if (ev.shiftKey || ev.ctrlKey || ev.metaKey) toggleSelected(g.dataset.memvizId);
-      else openNode(g.dataset.memvizId);
+      else openNode(g.dataset.memvizId, { showPanel: true });
     });
   }
 
@@ -409,7 +426,7 @@
   });
 
   window.addEventListener("hashchange", () => { const id = hashNode(); if (id && scene) reveal(id); });
-  window.addEventListener("resize", () => { if (view) view.resize(); });
+  window.addEventListener("resize", () => { sizeBox(); if (view) view.resize(); });
 
   function staleCheck() {
     const live = document.getElementById("live");
