@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
-from memviz.local_state import anonymous_view_allowed, private_file, private_folder, secret_key
+from memviz.local_state import anonymous_view_allowed, private_folder, private_sqlite, secret_key
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # 0700: the index, the secret key, uploads and pushed memory are the running user's alone.
@@ -148,8 +148,8 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("MEMVIZ_DB_CONN_MAX_AGE", 300))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    if not os.environ.get("DATABASE_URL"):
-        private_file(VAR_DIR / "memviz.sqlite3")  # 0600 before SQLite creates it 0644
+    # 0600 (with -wal and -shm) before SQLite creates it 0644, wherever DATABASE_URL puts it
+    private_sqlite(str(DATABASES["default"]["NAME"]))
     # WAL lets the watcher and Celery worker write while pages read.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
