@@ -97,6 +97,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "memviz.security_headers.SecurityHeadersMiddleware",
+    "memviz.odd_requests.OddRequestMiddleware",  # before anything reads the path or parameters
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
