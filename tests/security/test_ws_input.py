@@ -37,9 +37,8 @@ def test_bad_frames_get_error_frames_and_the_socket_stays(served) -> None:  # ty
         ws.send(json.dumps({"type": "ping"}))
         assert json.loads(ws.recv(timeout=10)) == {"type": "pong"}
     # an unknown path is closed cleanly (refused handshake), not a routing error
-    with pytest.raises(InvalidStatus) as refused:
-        with _ws(server, "/ws/nothing/here/"):
-            pass
+    with pytest.raises(InvalidStatus) as refused, _ws(server, "/ws/nothing/here/"):
+        pass
     assert refused.value.response.status_code == 403
     log = server.log.read_text()
     assert "Traceback" not in log and " 500 " not in log, log[-3000:]
@@ -55,9 +54,8 @@ def test_origin_must_be_this_very_origin(served) -> None:  # type: ignore[no-unt
         f"http://127.0.0.1:{port}/path",
         f"http://evil.example@127.0.0.1:{port}",
     ):
-        with pytest.raises(InvalidStatus):
-            with _ws(server, "/ws/live/main/", origin=origin):
-                pass
+        with pytest.raises(InvalidStatus), _ws(server, "/ws/live/main/", origin=origin):
+            pass
     with _ws(server, "/ws/live/main/", origin=f"http://127.0.0.1:{port}") as ws:
         assert json.loads(ws.recv(timeout=10))["type"] == "live.ready"
 
@@ -76,10 +74,12 @@ def test_stream_socket_and_http_push_share_one_size_limit(
         ws.send(ref_event(2 * MB))  # over daphne's default 1 MiB, within the push limit
         answer = json.loads(ws.recv(timeout=30))
         assert answer.get("applied") == 1, answer
-    with _ws(server, f"/ws/stream/remote/?token={token}") as ws:
-        with pytest.raises((ConnectionClosed, OSError)):  # 1009, while the client still sends
-            ws.send(ref_event(5 * MB))  # over the one limit: the socket refuses it as HTTP does
-            ws.recv(timeout=30)
+    # over the one limit: the socket refuses it (1009, while the client still sends), as HTTP does
+    with _ws(server, f"/ws/stream/remote/?token={token}") as ws, pytest.raises(
+        (ConnectionClosed, OSError)
+    ):
+        ws.send(ref_event(5 * MB))
+        ws.recv(timeout=30)
     refs = server.var / "pushed" / "remote" / "refs"
     assert sorted(p.name for p in refs.iterdir()) == ["2026-06-12T10-00-02-000p08-00.md"]
     client = http_session(server)
