@@ -118,3 +118,16 @@ def anonymous_view_allowed(bind_host: str, *, published: bool, wanted: bool = Tr
     then even a loopback bind is reachable from elsewhere.
     """
     return wanted and is_loopback(bind_host) and not published
+
+
+def cookie_names(port: int, *, tls: bool) -> tuple[str, str]:
+    """(session, CSRF) cookie names of a server on ``port``.
+
+    Browsers keep cookies per host, not per port: every program on 127.0.0.1 receives (and may
+    overwrite) the cookies of every other. A name carrying the port keeps memviz's apart from
+    another local app's ``sessionid``. Behind TLS the ``__Host-`` prefix makes the browser refuse
+    any such cookie not set by a secure page of this very host (the port is the proxy's there).
+    """
+    if tls:
+        return "__Host-memviz_session", "__Host-memviz_csrftoken"
+    return f"memviz{port}_session", f"memviz{port}_csrftoken"

@@ -12,7 +12,13 @@ from urllib.parse import urlsplit
 
 import dj_database_url
 
-from memviz.local_state import anonymous_view_allowed, private_folder, private_sqlite, secret_key
+from memviz.local_state import (
+    anonymous_view_allowed,
+    cookie_names,
+    private_folder,
+    private_sqlite,
+    secret_key,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 # 0700: the index, the secret key, uploads and pushed memory are the running user's alone.
@@ -54,6 +60,8 @@ if MEMVIZ_BEHIND_TLS_PROXY:
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # __Host- names: only a secure page of this host may set them (`manage.py run` keeps them)
+    SESSION_COOKIE_NAME, CSRF_COOKIE_NAME = cookie_names(0, tls=True)
     SECURE_HSTS_SECONDS = int(os.environ.get("MEMVIZ_HSTS_SECONDS", 365 * 24 * 3600))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("MEMVIZ_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = _env_bool("MEMVIZ_HSTS_PRELOAD", False)
