@@ -54,7 +54,8 @@ def test_memviz_and_another_local_app_keep_their_own_cookies(
     ref = hostile_root / "main" / "refs" / hostile.ref
     links = (
         f"[open the local tool]({other_app}/steal) [v6](http://[::1]:9/x) "
-        "[localhost](http://localhost:9/x) [far](//evil.example/x) [ok](https://example.org/)"
+        "[localhost](http://localhost:9/x) [far](//evil.example/x) [ok](https://example.org/) "
+        '<span class="lure-mark badge">borrowed classes</span>'
     )
     text = ref.read_text(encoding="utf-8").replace("**Tool:** exec", f"**Tool:** exec {links}")
     ref.write_text(text, encoding="utf-8")
@@ -79,4 +80,6 @@ def test_memviz_and_another_local_app_keep_their_own_cookies(
     assert not [h for h in hrefs if h and ("127.0.0.1" in h or "localhost" in h or "[::1]" in h)]
     assert not [h for h in hrefs if h and h.startswith("//")]
     assert "https://example.org/" in hrefs
+    assert page.get_by_text("borrowed classes").count() >= 1
+    assert page.locator(".lure-mark").count() == 0  # a ref keeps no class of its own choosing
     assert page.get_by_text("open the local tool").count() >= 1  # the text itself is kept
