@@ -83,6 +83,8 @@ MEMVIZ_DATA_ROOT = Path(os.environ.get("MEMVIZ_DATA_ROOT", _default_data_root())
 MEMVIZ_UPLOAD_ROOT = Path(os.environ.get("MEMVIZ_UPLOAD_ROOT", VAR_DIR / "uploads"))
 MEMVIZ_UPLOAD_MAX_BYTES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_BYTES", 200 * 1024 * 1024))
 MEMVIZ_UNPACKED_MAX_BYTES = int(os.environ.get("MEMVIZ_UNPACKED_MAX_BYTES", 2 * 1024**3))
+# Members an uploaded archive may hold: counted before anything is unpacked (sessions/archive.py).
+MEMVIZ_UPLOAD_MAX_FILES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_FILES", 100_000))
 # Intent records of multi-file changes in flight (canvases.write_path); outside every data root.
 MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", VAR_DIR / "intents"))
 MEMVIZ_REF_PAGE_BYTES = int(os.environ.get("MEMVIZ_REF_PAGE_BYTES", 64 * 1024))

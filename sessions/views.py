@@ -247,7 +247,7 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
     else:
         try:
-            root = upload_store(upload.chunks(), upload.name or "upload")
+            root = upload_store(upload.chunks(), upload.name or "upload", owner=request.user)
         except ArchiveError as exc:
             error = scrub_paths(f"upload refused: {exc}")
     if error is not None or root is None:
@@ -266,7 +266,7 @@ def uploads_page(request: HttpRequest) -> HttpResponse:
         return refused
     uploads = [
         {"id": u.id, "name": u.name, "uploaded_at": u.uploaded_at, "agents": u.agents}
-        for u in uploads_list()
+        for u in uploads_list(request.user)
     ]
     return render_page(request, "agent_sessions/uploads.html", {"uploads": uploads})
 
@@ -277,7 +277,7 @@ def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
     if refused:
         return refused
     try:
-        slugs = upload_delete(upload_id)
+        slugs = upload_delete(upload_id, request.user)
     except LookupError:
         return json_response({"error": "no such upload"}, status=404)
     except UploadBusy as exc:
