@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +120,33 @@ def test_oversized_or_unauthorised_bodies_are_refused_before_they_are_stored(
     )
     assert ok.status == 200, ok.body
     assert client.request("GET", "/?format=json").status == 200
+
+
+def test_a_signed_in_upload_is_streamed_not_parsed_in_memory(
+    served, http_session, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """daphne parsed every multipart body in memory (~11x its size) before memviz ran."""
+    import importlib.util
+    import io
+    import zipfile
+
+    spec = importlib.util.spec_from_file_location(
+        "hostile_uploads", Path(__file__).with_name("test_hostile_uploads.py")
+    )
+    assert spec is not None and spec.loader is not None
+    uploads = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(uploads)
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("big/state.json", "{}")
+        zf.writestr("big/refs/blob.md", os.urandom(40 * MB))
+    server = served(users=[("ana", "pw-123456-ok", False)])
+    client = http_session(server)
+    assert client.login("ana", "pw-123456-ok") == 302
+    client.request("GET", "/uploads/")
+    peak = uploads._peak_rss_mb(server.proc.pid)
+    response = uploads.upload(client, server, "big.zip", archive.getvalue())
+    assert response.status == 202, response.body[:300]
+    growth = uploads._peak_rss_mb(server.proc.pid) - peak
+    print(f"40 MB upload: peak memory +{growth:.0f} MB")
+    assert growth < 120, f"peak memory grew {growth:.0f} MB for a 40 MB upload"
