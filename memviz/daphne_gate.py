@@ -52,6 +52,7 @@ def _request_class() -> type:
         _refused = False
         _pending: tuple | None = None  # requestReceived's arguments while a check runs
         _checking = False
+        _continue = False
         _limit = 0
         _received = 0
 
@@ -79,6 +80,10 @@ def _request_class() -> type:
 
         def _hold(self, check: Any, *args: Any, status: int) -> None:
             self._checking = True
+            # "Expect: 100-continue" is answered once the check passes, not before it
+            expect = self.requestHeaders.getRawHeaders(b"expect", [b""])[0]
+            self._continue = expect.lower() == b"100-continue"
+            self.requestHeaders.removeHeader(b"expect")
             self.channel.transport.pauseProducing()  # the body waits in the client's socket
             deferred = _checked_in_thread(check, *args)
             deferred.addCallback(self._checked, status)
@@ -91,6 +96,8 @@ def _request_class() -> type:
                 message = "missing or wrong bearer token" if status == 401 else "sign in first"
                 self._refuse(status, message)
                 return
+            if self._continue and getattr(self.channel, "_version", b"") == b"HTTP/1.1":
+                self.channel.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
             self.channel.transport.resumeProducing()
             if self._pending is not None:  # the whole (small) body came in during the check
                 args, self._pending = self._pending, None

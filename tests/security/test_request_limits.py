@@ -97,6 +97,12 @@ def test_oversized_or_unauthorised_bodies_are_refused_before_they_are_stored(
             20 * MB,
             401,
         ),
+        (
+            "20 MB push expecting 100-continue, no token",  # no "100 Continue" before the 401
+            _head("POST", "/api/stream/main/", 20 * MB, Expect="100-continue"),
+            20 * MB,
+            401,
+        ),
         ("600 MB on any URL", _head("POST", "/search/", 600 * MB), 40 * MB, 413),
         ("600 MB GET", _head("GET", "/", 600 * MB), 40 * MB, 413),
         ("chunked past the limit", _head("POST", "/", None), 40 * MB, 413),
