@@ -16,7 +16,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from memviz.pages import json_response, render_page, wants_json
-from memviz.public_errors import scrub_paths
+from memviz.public_errors import public_data, scrub_paths
 from sessions import selectors
 from sessions.archive import ArchiveError
 from sessions.jobs import job_dispatch, job_is_stale, job_retry
@@ -205,7 +205,8 @@ def ingest_view(request: HttpRequest) -> HttpResponse:
 
 def _job_response(request: HttpRequest, job: IngestJob) -> HttpResponse:
     if wants_json(request):
-        return json_response(_job_json(job), status=202)
+        data = _job_json(job)  # the folder it reads is shown to staff only, as on every page
+        return json_response(data if request.user.is_staff else public_data(data), status=202)
     if getattr(request, "htmx", False):
         return render_page(request, "agent_sessions/_job.html", {"job": _job_json(job)})
     return redirect(reverse("job", args=[job.pk]))

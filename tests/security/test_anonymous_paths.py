@@ -52,6 +52,7 @@ def test_anonymous_answers_name_no_local_folder(
         },
     )
     assert ingest.status == 202, ingest.body[:300]
+    assert str(root) not in ingest.body.decode()  # not staff: the job's folder is named, not shown
     secrets = [str(tmp_path), str(root), str(root.resolve()), str(server.var)]
     anonymous = http_session(server)
     leaks = []
