@@ -163,13 +163,15 @@ def _open_decompressed(archive: Path) -> BinaryIO:
     return open(archive, "rb")
 
 
-def _tar_count_within(archive: Path, max_files: int) -> None:
-    """Refuse a tar of more than ``max_files`` headers, reading only the headers.
+def _tar_count_within(archive: Path, max_files: int, max_bytes: int) -> None:
+    """Refuse a tar of more than ``max_files`` headers or ``max_bytes`` of declared content,
+    reading only the headers (the data skipped never adds up to more than ``max_bytes``).
 
     tarfile spends ~60 µs a member (a seek, a TarInfo, its checks); this reads 512-byte headers
     and skips the data, 20 times faster, so counting to the limit takes a fraction of a second.
     Extended headers (pax, GNU long names) count too: the limit errs on the side of refusing.
     """
+    declared = 0
     with _open_decompressed(archive) as stream:
         for _count in range(max_files + 1):
             header = stream.read(512)
@@ -179,13 +181,16 @@ def _tar_count_within(archive: Path, max_files: int) -> None:
                 size = tarfile.nti(header[124:136])  # type: ignore[attr-defined]
             except tarfile.HeaderError as exc:
                 raise ArchiveError(f"unreadable archive: {exc}") from exc
+            declared += max(size, 0)
+            if declared > max_bytes:
+                raise ArchiveError("archive unpacks to more than the size limit")
             if size > 0:
                 stream.seek((size + 511) // 512 * 512, os.SEEK_CUR)
     raise ArchiveError(f"archive holds more than {max_files} files")
 
 
 def _unpack_tar(archive: Path, dest: Path, budget: list[int], max_files: int) -> None:
-    _tar_count_within(archive, max_files)  # first pass: count, write nothing
+    _tar_count_within(archive, max_files, budget[0])  # first pass: count, write nothing
     made: set[Path] = set()
     with tarfile.open(archive, "r:*") as tf:
         for member in _tar_members(tf):
