@@ -174,6 +174,9 @@ def test_an_upload_is_its_uploaders_and_staffs(served, http_session) -> None:  #
         ]
 
     (upload_id,) = listed(ana)
+    (entry,) = json.loads(ana.request("GET", "/uploads/?format=json").body)["uploads"]
+    # the uploaded agent never takes a bare name that a data-root agent may claim later
+    assert len(entry["agents"]) == 1 and entry["agents"][0].startswith("mine--")
     assert listed(bob) == [] and listed(boss) == [upload_id]
     headers = {
         "X-CSRFToken": bob.cookie("csrftoken")[1],

@@ -135,7 +135,8 @@ def test_uploads_are_listed_and_deleted_with_their_index_rows(
     agent = Agent.objects.get(name="main")
     assert Row.objects.filter(agent=agent).count() == 9
     listing = signed_in.get("/uploads/?format=json").json()["uploads"]
-    assert len(listing) == 1 and listing[0]["agents"] == ["main"]
+    assert len(listing) == 1 and listing[0]["agents"] == [agent.slug]
+    assert agent.slug.startswith("main--")  # an upload never takes a data-root agent's name
     upload_id = listing[0]["id"]
     page = BeautifulSoup(signed_in.get("/uploads/").content, "html.parser")
     form = page.select_one(f"#upload-{upload_id} form")
