@@ -210,10 +210,10 @@ class Browser:
 
     def csrf(self) -> str:
         for cookie in self.jar:
-            if cookie.name == "csrftoken":
+            if cookie.name.endswith("csrftoken"):  # memviz<port>_csrftoken
                 return cookie.value
         self.get("/login/")
-        return next(c.value for c in self.jar if c.name == "csrftoken")
+        return next(c.value for c in self.jar if c.name.endswith("csrftoken"))
 
     def login(self, user: str = USER, password: str = PASSWORD) -> None:
         token = self.csrf()

@@ -1,6 +1,7 @@
 """ASGI entry point: HTTP through Django, websockets through Channels (same origin incl. port, auth)."""
 
 import os
+import sys
 
 from django.core.asgi import get_asgi_application
 
@@ -12,6 +13,11 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from memviz.routing import websocket_urlpatterns  # noqa: E402
 from memviz.ws_origin import SameOriginValidator  # noqa: E402
+
+if "daphne.server" in sys.modules:  # served by daphne: refuse bodies before they are stored
+    from memviz.daphne_gate import install
+
+    install()
 
 application = ProtocolTypeRouter(
     {

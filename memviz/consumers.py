@@ -12,6 +12,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer, WebsocketCons
 from django.conf import settings
 
 from memviz import broadcast
+from memviz.odd_requests import CONTROL
 
 
 def _query(scope: dict[str, Any]) -> dict[str, str]:
@@ -54,6 +55,9 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             return
         broadcast.bind_loop(asyncio.get_running_loop())
         agent = self.scope["url_route"]["kwargs"]["agent"]
+        if CONTROL.search(agent):  # no agent is named so; the database need not be asked
+            await self.close(code=4404)
+            return
         groups = await _groups_for(agent, _query(self.scope).get("canvas", ""))
         if groups is None:
             await self.close(code=4404)
@@ -68,15 +72,38 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 
+    async def receive(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, **kwargs: Any
+    ) -> None:
+        """A message that is not JSON (or nests too deep to read) gets an error frame, no close."""
+        raw = text_data if text_data is not None else (bytes_data or b"").decode("utf-8", "replace")
+        try:
+            content = json.loads(raw)
+        except (ValueError, RecursionError):
+            await self.send_json({"type": "error", "error": "messages are JSON objects"})
+            return
+        await self.receive_json(content)
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "ping":
             await self.send_json({"type": "pong"})
+        else:
+            await self.send_json(
+                {"type": "error", "error": 'unknown message; send {"type": "ping"}'}
+            )
 
     async def agent_changed(self, event: dict[str, Any]) -> None:
         await self.send_json(event["payload"])
 
     async def canvas_updated(self, event: dict[str, Any]) -> None:
         await self.send_json(event["payload"])
+
+
+class UnknownSocketConsumer(AsyncJsonWebsocketConsumer):
+    """Any other websocket path: refused with a clean close (not a routing error and a 500)."""
+
+    async def connect(self) -> None:
+        await self.close(code=4404)
 
 
 class StreamConsumer(WebsocketConsumer):

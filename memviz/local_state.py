@@ -42,6 +42,31 @@ def private_file(path: Path) -> Path:
     return path
 
 
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def private_sqlite(name: str) -> None:
+    """Make the SQLite database ``name`` and its companions 0600, wherever DATABASE_URL puts it.
+
+    A missing database is created empty and private first (SQLite would create it 0644 under the
+    usual umask, and its -wal/-shm after it); companions a previous run left are tightened too.
+    In-memory and ``file:`` URI databases have no path of ours to protect.
+    """
+    if not name or name == ":memory:" or name.startswith("file:"):
+        return
+    path = Path(os.path.realpath(name))  # a configured link is followed to the real file
+    if not path.parent.is_dir():
+        return  # SQLite will refuse to open it; nothing to protect yet
+    private_file(path)
+    for suffix in SQLITE_COMPANIONS:
+        companion = path.with_name(path.name + suffix)
+        with contextlib.suppress(FileNotFoundError, PermissionError):
+            info = companion.lstat()
+            mine = stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
+            if mine and stat.S_IMODE(info.st_mode) != 0o600:
+                companion.chmod(0o600)
+
+
 def secret_key(var_dir: Path) -> str:
     """The key in ``var/secret_key``, generated at first use (0600, written atomically).
 
@@ -119,3 +144,16 @@ def anonymous_view_allowed(bind_host: str, *, published: bool, wanted: bool = Tr
     then even a loopback bind is reachable from elsewhere.
     """
     return wanted and is_loopback(bind_host) and not published
+
+
+def cookie_names(port: int, *, tls: bool) -> tuple[str, str]:
+    """(session, CSRF) cookie names of a server on ``port``.
+
+    Browsers keep cookies per host, not per port: every program on 127.0.0.1 receives (and may
+    overwrite) the cookies of every other. A name carrying the port keeps memviz's apart from
+    another local app's ``sessionid``. Behind TLS the ``__Host-`` prefix makes the browser refuse
+    any such cookie not set by a secure page of this very host (the port is the proxy's there).
+    """
+    if tls:
+        return "__Host-memviz_session", "__Host-memviz_csrftoken"
+    return f"memviz{port}_session", f"memviz{port}_csrftoken"

@@ -12,7 +12,7 @@ class LoginFailure(models.Model):
     counts, on SQLite and PostgreSQL alike.
     """
 
-    key = models.CharField(max_length=300)  # "user:<username>" or "ip:<address>"
+    key = models.CharField(max_length=300)  # "pair:<address>|<username>" (memviz.throttle)
     at = models.DateTimeField()
 
     class Meta:

@@ -9,6 +9,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django_htmx.middleware import HtmxDetails
 
+from memviz.public_errors import public_data
+
 
 class HtmxHttpRequest(HttpRequest):
     """An `HttpRequest` that went through django-htmx's middleware (`request.htmx`)."""
@@ -43,7 +45,11 @@ def render_page(
     """Render ``data`` as JSON or through ``template`` (its ``partial`` for htmx requests).
 
     ``data`` is the JSON twin; ``extra`` holds template-only helpers (model objects, forms).
+    Where memviz keeps its files (data root, agent folders, uploads) is shown to staff only.
     """
+    user = getattr(request, "user", None)
+    if not (user is not None and user.is_staff):
+        data, extra = public_data(data), public_data(extra)
     if wants_json(request):
         return json_response(data)
     context = {**data, **(extra or {}), "json_url": _json_url(request)}

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -36,6 +37,24 @@ def scrub_paths(text: str) -> str:
     for form, name in _roots():
         text = text.replace(form, name)
     return _ABSOLUTE.sub(lambda m: f".../{m.group(1)}", text)
+
+
+def public_data(value: Any, roots: list[tuple[str, str]] | None = None) -> Any:
+    """``value`` (a page's JSON twin) with every string that is a local path named by its root.
+
+    Only strings that start with one of memviz's own folders are rewritten: an agent's text that
+    merely mentions ``/src/app.ts`` is its content and stays as it is.
+    """
+    roots = _roots() if roots is None else roots
+    if isinstance(value, str):
+        if value.startswith("/") and any(value.startswith(form) for form, _ in roots):
+            return scrub_paths(value)
+        return value
+    if isinstance(value, dict):
+        return {k: public_data(v, roots) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [public_data(v, roots) for v in value]
+    return value
 
 
 def public_message(exc: BaseException) -> str:

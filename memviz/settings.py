@@ -14,9 +14,10 @@ import dj_database_url
 
 from memviz.local_state import (
     anonymous_view_allowed,
+    cookie_names,
     demo_copy,
-    private_file,
     private_folder,
+    private_sqlite,
     secret_key,
 )
 
@@ -63,6 +64,8 @@ if MEMVIZ_BEHIND_TLS_PROXY:
     SECURE_SSL_REDIRECT = True
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    # __Host- names: only a secure page of this host may set them (`manage.py run` keeps them)
+    SESSION_COOKIE_NAME, CSRF_COOKIE_NAME = cookie_names(0, tls=True)
     SECURE_HSTS_SECONDS = int(os.environ.get("MEMVIZ_HSTS_SECONDS", 365 * 24 * 3600))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("MEMVIZ_HSTS_INCLUDE_SUBDOMAINS", True)
     SECURE_HSTS_PRELOAD = _env_bool("MEMVIZ_HSTS_PRELOAD", False)
@@ -88,6 +91,8 @@ MEMVIZ_DATA_ROOT = (
 MEMVIZ_UPLOAD_ROOT = Path(os.environ.get("MEMVIZ_UPLOAD_ROOT", VAR_DIR / "uploads"))
 MEMVIZ_UPLOAD_MAX_BYTES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_BYTES", 200 * 1024 * 1024))
 MEMVIZ_UNPACKED_MAX_BYTES = int(os.environ.get("MEMVIZ_UNPACKED_MAX_BYTES", 2 * 1024**3))
+# Members an uploaded archive may hold: counted before anything is unpacked (sessions/archive.py).
+MEMVIZ_UPLOAD_MAX_FILES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_FILES", 100_000))
 # Intent records of multi-file changes in flight (canvases.write_path); outside every data root.
 MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", VAR_DIR / "intents"))
 MEMVIZ_REF_PAGE_BYTES = int(os.environ.get("MEMVIZ_REF_PAGE_BYTES", 64 * 1024))
@@ -114,6 +119,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "memviz.security_headers.SecurityHeadersMiddleware",
+    "memviz.odd_requests.OddRequestMiddleware",  # before anything reads the path or parameters
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -165,8 +171,8 @@ else:
     DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("MEMVIZ_DB_CONN_MAX_AGE", 300))
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    if not os.environ.get("DATABASE_URL"):
-        private_file(VAR_DIR / "memviz.sqlite3")  # 0600 before SQLite creates it 0644
+    # 0600 (with -wal and -shm) before SQLite creates it 0644, wherever DATABASE_URL puts it
+    private_sqlite(str(DATABASES["default"]["NAME"]))
     # WAL lets the watcher and Celery worker write while pages read.
     DATABASES["default"]["OPTIONS"] = {
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",

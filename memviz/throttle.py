@@ -1,5 +1,10 @@
-"""Login throttling: after N failed passwords for one account or from one client address, every
-login for it is refused (without checking the password) until the failures age out.
+"""Login throttling: after N failed passwords for one account from one client address, logins
+of that account from that address are refused (without checking the password) until the
+failures age out.
+
+The key is the (account, address) pair: failures with made-up user names, or against another
+account, never lock out a real account, and a guesser at one address cannot lock its owner out
+elsewhere.
 
 Our own rather than django-axes: it is one table, one authentication backend and two signal
 receivers; it works wherever the database does (several processes, SQLite or PostgreSQL) and
@@ -37,11 +42,9 @@ def client_address(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR", ""))[:100]
 
 
-def _keys(request: HttpRequest | None, username: str | None) -> list[str]:
-    keys = [f"user:{username[:150]}"] if username else []
-    if request is not None:
-        keys.append(f"ip:{client_address(request)}")
-    return keys
+def _key(request: HttpRequest | None, username: str | None) -> str:
+    address = client_address(request) if request is not None else ""
+    return f"pair:{address}|{(username or '')[:150]}"
 
 
 def _window_start() -> Any:
@@ -49,13 +52,9 @@ def _window_start() -> Any:
 
 
 def login_blocked(request: HttpRequest | None, username: str | None) -> bool:
-    """True while the account or the client has too many recent failures."""
-    since = _window_start()
-    limit = settings.MEMVIZ_LOGIN_MAX_FAILURES
-    return any(
-        LoginFailure.objects.filter(key=key, at__gte=since).count() >= limit
-        for key in _keys(request, username)
-    )
+    """True while this account has too many recent failures from this client."""
+    recent = LoginFailure.objects.filter(key=_key(request, username), at__gte=_window_start())
+    return recent.count() >= settings.MEMVIZ_LOGIN_MAX_FAILURES
 
 
 class ThrottledModelBackend(ModelBackend):
@@ -81,14 +80,12 @@ def _record_failure(
         return  # refused unchecked: the cooling-off period is not extended
     now = timezone.now()
     LoginFailure.objects.filter(at__lt=_window_start()).delete()
-    LoginFailure.objects.bulk_create(
-        [LoginFailure(key=key, at=now) for key in _keys(request, credentials.get("username"))]
-    )
+    LoginFailure.objects.create(key=_key(request, credentials.get("username")), at=now)
 
 
 @receiver(user_logged_in)
 def _forget_failures(sender: Any, request: HttpRequest | None, user: Any, **_: Any) -> None:
-    LoginFailure.objects.filter(key=f"user:{user.get_username()[:150]}").delete()
+    LoginFailure.objects.filter(key=_key(request, user.get_username())).delete()
 
 
 class ThrottledLoginView(LoginView):

@@ -42,7 +42,9 @@ urlpatterns += [
     path("a/<str:agent>/diagnostics/", debug_views.agent_diagnostics_page, name="agent-diagnostics"),
     path("a/<str:agent>/badges/", debug_views.agent_session_badges, name="agent-session-badges"),
     path("a/<str:agent>/ledger/", debug_views.agent_ledger_page, name="agent-ledger"),
-    path("a/<str:agent>/node/<path:node>", debug_views.node_locate, name="node-locate"),
+    # ?id=<node id>: an id is never a path segment, so `../../admin/` cannot leave the agent
+    path("a/<str:agent>/node/", debug_views.node_locate, name="node-locate"),
+    path("a/<str:agent>/node/<path:node>", debug_views.node_locate, name="node-locate-path"),
     path("a/<str:agent>/s/<str:session>/replay/", debug_views.replay_page, name="session-replay"),
     path(
         "a/<str:agent>/s/<str:session>/diagnostics/",

@@ -233,10 +233,10 @@ def session_report(request: HttpRequest, agent: str, session: str) -> HttpRespon
 
 
 @require_GET
-def node_locate(request: HttpRequest, agent: str, node: str) -> HttpResponse:
-    """A row's node id → that node on its canvas (`…/c/<file>/#node=<id>`)."""
+def node_locate(request: HttpRequest, agent: str, node: str = "") -> HttpResponse:
+    """A row's node id (``?id=``, or the path of older links) → that node on its canvas."""
     obj = agent_get(agent)
-    node = node.removesuffix("/")  # the link has no trailing slash (ids may hold one)
+    node = request.GET.get("id") or node.removesuffix("/")  # old links: no trailing slash
     ids = [node, f"n_{node}"]
     hit = (
         CanvasNode.objects.filter(agent=obj, node_id__in=ids)

@@ -69,10 +69,13 @@ def agent_slug_for(folder_name: str, path: Path) -> str:
     """The stable URL slug of an agent folder.
 
     The folder name, unless another folder of that name is indexed already: then the name plus
-    "--" and the first 6 hex digits of the SHA-1 of the folder's absolute path.
+    "--" and the first 6 hex digits of the SHA-1 of the folder's absolute path. An uploaded agent
+    always gets the second form, so an upload can never take the bare name of an agent of the
+    data root that is not indexed yet.
     """
+    uploaded = path.is_relative_to(Path(settings.MEMVIZ_UPLOAD_ROOT).resolve())
     taken = Agent.objects.filter(slug=folder_name).exclude(path=str(path)).exists()
-    if not taken:
+    if not taken and not uploaded:
         return folder_name
     return f"{folder_name}--{hashlib.sha1(str(path).encode()).hexdigest()[:6]}"
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
+from urllib.parse import urlsplit
 
 import markdown
 import nh3
+from pygments.token import STANDARD_TYPES
 
 from sessions.memory import json_text
 
@@ -49,16 +52,54 @@ ALLOWED_TAGS = {
     "tr",
     "ul",
 }
-ALLOWED_ATTRIBUTES = {"*": {"class"}, "a": {"href", "title"}, "td": {"align"}, "th": {"align"}}
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "td": {"align"}, "th": {"align"}}
+# Classes only where the highlighter puts them: a ref must not borrow memviz's own classes (a
+# badge, a button, what the page's scripts look for) to pass for part of the interface.
+ALLOWED_CLASSES = {"div": {"hl"}, "span": set(STANDARD_TYPES.values()) - {""}}
 BACKTICK_RUN = re.compile(r"`+")
 
 
+def _outside_host(host: str) -> bool:
+    """False for this machine and private networks: a ref's link must not lure to a local port."""
+    host = host.strip("[]").lower()
+    if host in {"localhost", ""} or host.endswith((".localhost", ".local")):
+        return False
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return True
+    return address.is_global
+
+
+def safe_href(value: str) -> str | None:
+    """``value`` when it may stay a link, else None (the text stays, not clickable).
+
+    Refused: protocol-relative links (``//host/x``, ``\\host``: another host under this page's
+    scheme) and links to loopback, private or link-local hosts (other programs on this machine).
+    """
+    if value.startswith(("//", "\\", "/\\", "\\/")):
+        return None
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return None
+    if parts.scheme in ("http", "https"):
+        return value if _outside_host(parts.hostname or "") else None
+    return value
+
+
+def _attribute_filter(tag: str, attribute: str, value: str) -> str | None:
+    return safe_href(value) if attribute == "href" else value
+
+
 def sanitize_html(html: str) -> str:
-    """Strip scripts, event handlers, styles and non-http(s) links from HTML."""
+    """Strip scripts, event handlers, styles, foreign classes and unsafe links from HTML."""
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
+        allowed_classes=ALLOWED_CLASSES,
+        attribute_filter=_attribute_filter,
         url_schemes={"http", "https", "mailto"},
         link_rel="noopener noreferrer nofollow",
     )

@@ -40,9 +40,15 @@ def _text(value: Any) -> str:
     return conditional_escape(localize(value))
 
 
+def _node_url_maker(agent_slug: str) -> Callable[[str], str]:
+    """A node id's locate link: the id is a query value (``/`` and ``..`` stay inside it)."""
+    base = reverse("node-locate", args=[agent_slug]) + "?id="
+    return lambda value: conditional_escape(base + quote(str(value), safe=""))
+
+
 def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: bool) -> SafeString:
     """The ``<ol class="rows">`` of ``rows`` (the dicts of ``sessions.selectors.rows_json``)."""
-    node_url = _url_maker("node-locate", agent_slug)
+    node_url = _node_url_maker(agent_slug)
     ref_url = _url_maker("ref", agent_slug)
     session_url = _url_maker("session", agent_slug)
     score_title = conditional_escape(gettext("replaceability score"))

@@ -147,13 +147,19 @@ def tokens_list(user: Any) -> list[dict[str, Any]]:
     ]
 
 
+def token_valid(agent_name: str, token: str) -> bool:
+    """``token`` is the agent's push token (a read: nothing is recorded)."""
+    stored = StreamToken.objects.filter(agent_name=agent_name).only("token_hash").first()
+    return bool(
+        stored is not None and token and hmac.compare_digest(stored.token_hash, token_hash(token))
+    )
+
+
 def token_check(agent_name: str, token: str) -> bool:
-    stored = StreamToken.objects.filter(agent_name=agent_name).first()
-    if stored is None or not token:
+    """``token_valid``, and its use recorded on the token."""
+    if not token_valid(agent_name, token):
         return False
-    if not hmac.compare_digest(stored.token_hash, token_hash(token)):
-        return False
-    StreamToken.objects.filter(pk=stored.pk).update(last_used_at=timezone.now())
+    StreamToken.objects.filter(agent_name=agent_name).update(last_used_at=timezone.now())
     return True
 
 

@@ -7,13 +7,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from memviz.body_gate import bearer_token
 from sessions.stream import StreamTooLarge, agent_name_check, stream_apply, token_check
-
-
-def _bearer(request: HttpRequest) -> str:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
 
 
 def _read_body(request: HttpRequest, limit: int) -> bytes:
@@ -40,7 +35,7 @@ def stream_push(request: HttpRequest, agent: str) -> JsonResponse:
     problem = agent_name_check(agent)
     if problem:
         return JsonResponse({"error": problem}, status=400)
-    if not token_check(agent, _bearer(request)):
+    if not token_check(agent, bearer_token(request.headers.get("Authorization", ""))):
         response = JsonResponse({"error": "missing or wrong bearer token"}, status=401)
         response["WWW-Authenticate"] = 'Bearer realm="memviz-stream"'
         return response

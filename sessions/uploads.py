@@ -1,5 +1,9 @@
 """Uploaded archives: stored under MEMVIZ_UPLOAD_ROOT/<id>/<name>/, listed, and deleted with the
 index rows of the agents found in them. A refused or failed upload leaves nothing behind.
+
+Each upload belongs to the user who sent it (its id in ``<id>/.owner``): only that user and staff
+list it or delete it, with the agents indexed from it. An upload with no owner file (made before
+owners were kept) is staff's to manage.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -21,6 +26,7 @@ from sessions.models import Agent, IngestJob
 
 UPLOAD_ID = re.compile(r"[0-9a-f]{8}")
 SAFE_STEM = re.compile(r"[^\w.-]+")
+OWNER_FILE = ".owner"
 
 
 class UploadBusy(Exception):
@@ -45,8 +51,9 @@ def upload_stem(filename: str) -> str:
     return SAFE_STEM.sub("_", stem).strip("._") or "upload"
 
 
-def upload_store(chunks: Iterable[bytes], filename: str) -> Path:
-    """Unpack the uploaded bytes into a new upload folder; returns the folder to ingest.
+def upload_store(chunks: Iterable[bytes], filename: str, *, owner: Any = None) -> Path:
+    """Unpack the uploaded bytes into a new upload folder owned by ``owner``; returns the folder
+    to ingest.
 
     Raises ArchiveError; then neither the upload folder nor the temporary copy remains.
     """
@@ -57,11 +64,15 @@ def upload_store(chunks: Iterable[bytes], filename: str) -> Path:
             for chunk in chunks:
                 tmp.write(chunk)
             tmp.flush()
-            return unpack_archive(
+            root = unpack_archive(
                 Path(tmp.name),
                 holder / upload_stem(filename),
                 max_bytes=settings.MEMVIZ_UNPACKED_MAX_BYTES,
+                max_files=settings.MEMVIZ_UPLOAD_MAX_FILES,
             )
+        if owner is not None:
+            (holder / OWNER_FILE).write_text(str(owner.pk), encoding="ascii")
+        return root
     except OSError as exc:
         shutil.rmtree(holder, ignore_errors=True)
         raise ArchiveError(f"the upload could not be stored ({exc.strerror})") from exc
@@ -79,6 +90,20 @@ def _holder(upload_id: str) -> Path:
     return folder
 
 
+def _owner_id(holder: Path) -> int | None:
+    try:
+        return int((holder / OWNER_FILE).read_text(encoding="ascii").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def may_manage(holder: Path, user: Any) -> bool:
+    """Staff manage every upload; any other user only the uploads they sent."""
+    if user is None or not user.is_authenticated:
+        return False
+    return bool(user.is_staff) or _owner_id(holder) == user.pk
+
+
 def _agents_in(folder: Path):  # type: ignore[no-untyped-def]
     prefix = str(folder.resolve()) + "/"
     return Agent.objects.filter(path__startswith=prefix)
@@ -91,7 +116,8 @@ def _jobs_in(folder: Path):  # type: ignore[no-untyped-def]
     )
 
 
-def uploads_list() -> list[Upload]:
+def uploads_list(user: Any) -> list[Upload]:
+    """The uploads ``user`` may manage (all of them for staff), newest first."""
     root = upload_root()
     if not root.is_dir():
         return []
@@ -99,7 +125,9 @@ def uploads_list() -> list[Upload]:
     for holder in sorted(root.iterdir()):
         if not UPLOAD_ID.fullmatch(holder.name) or holder.is_symlink() or not holder.is_dir():
             continue
-        names = sorted(p.name for p in holder.iterdir())
+        if not may_manage(holder, user):
+            continue
+        names = sorted(p.name for p in holder.iterdir() if not p.name.startswith("."))
         found.append(
             Upload(
                 id=holder.name,
@@ -112,9 +140,14 @@ def uploads_list() -> list[Upload]:
     return sorted(found, key=lambda u: u.uploaded_at, reverse=True)
 
 
-def upload_delete(upload_id: str) -> list[str]:
-    """Delete an upload's files, its agents' index rows and its jobs; returns the agent slugs."""
+def upload_delete(upload_id: str, user: Any) -> list[str]:
+    """Delete an upload's files, its agents' index rows and its jobs; returns the agent slugs.
+
+    Another user's upload is not found (LookupError), as if it did not exist.
+    """
     folder = _holder(upload_id)
+    if not may_manage(folder, user):
+        raise LookupError(f"no upload {upload_id!r}")
     jobs = _jobs_in(folder)
     if jobs.filter(status__in=[IngestJob.PENDING, IngestJob.RUNNING]).exists():
         raise UploadBusy("its ingest is still queued or running; delete it when that ends")

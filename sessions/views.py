@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from canvases import liveness, reverts
 from memviz.pages import json_response, render_page, wants_json
-from memviz.public_errors import scrub_paths
+from memviz.public_errors import public_data, scrub_paths
 from sessions import selectors
 from sessions.archive import ArchiveError
 from sessions.jobs import job_dispatch, job_is_stale, job_retry
@@ -227,7 +227,8 @@ def ingest_view(request: HttpRequest) -> HttpResponse:
 
 def _job_response(request: HttpRequest, job: IngestJob) -> HttpResponse:
     if wants_json(request):
-        return json_response(_job_json(job), status=202)
+        data = _job_json(job)  # the folder it reads is shown to staff only, as on every page
+        return json_response(data if request.user.is_staff else public_data(data), status=202)
     if getattr(request, "htmx", False):
         return render_page(request, "agent_sessions/_job.html", {"job": _job_json(job)})
     return redirect(reverse("job", args=[job.pk]))
@@ -269,7 +270,7 @@ def upload_view(request: HttpRequest) -> HttpResponse:
         error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
     else:
         try:
-            root = upload_store(upload.chunks(), upload.name or "upload")
+            root = upload_store(upload.chunks(), upload.name or "upload", owner=request.user)
         except ArchiveError as exc:
             error = scrub_paths(f"upload refused: {exc}")
     if error is not None or root is None:
@@ -288,7 +289,7 @@ def uploads_page(request: HttpRequest) -> HttpResponse:
         return refused
     uploads = [
         {"id": u.id, "name": u.name, "uploaded_at": u.uploaded_at, "agents": u.agents}
-        for u in uploads_list()
+        for u in uploads_list(request.user)
     ]
     return render_page(request, "agent_sessions/uploads.html", {"uploads": uploads})
 
@@ -299,7 +300,7 @@ def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
     if refused:
         return refused
     try:
-        slugs = upload_delete(upload_id)
+        slugs = upload_delete(upload_id, request.user)
     except LookupError:
         return json_response({"error": "no such upload"}, status=404)
     except UploadBusy as exc:

@@ -68,7 +68,12 @@
   }
   function hashNode() {
     const m = /#node=(.+)$/.exec(location.hash);
-    return m ? decodeURIComponent(m[1]) : null;
+    if (!m) return null;
+    try {
+      return decodeURIComponent(m[1]);
+    } catch (_) {
+      return m[1]; // a malformed escape (#node=%) names no node; the canvas is still drawn
+    }
   }
 
   // ---- what opens by default: the overview, with the groups of the current focus expanded ------

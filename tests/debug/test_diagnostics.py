@@ -65,7 +65,7 @@ def test_findings_point_at_their_evidence(root: Path) -> None:
     )
     links = [a["href"] for a in page.select("li#failing_call .evidence a")]
     assert f"/a/troubled/s/{fx.BAD}/replay/?row=2" in links
-    assert "/a/troubled/node/001-N2" in links
+    assert "/a/troubled/node/?id=001-N2" in links
     stuck = [a["href"] for a in page.select("li#stuck_node .evidence a")]
     assert "/a/troubled/c/001-fix-tests.mmd/#node=001-N2" in stuck
 

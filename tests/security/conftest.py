@@ -144,3 +144,107 @@ class Hostile:
 @pytest.fixture
 def hostile() -> type[Hostile]:
     return Hostile
+
+
+# --- issue 22: a real server with users, and a cookie-keeping HTTP client --------------------
+class HttpSession:
+    """A tiny browserless client of a live server: keeps cookies (whatever their names are)."""
+
+    def __init__(self, base_url: str) -> None:
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(base_url)
+        self.base_url = base_url
+        self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
+        self.cookies: dict[str, str] = {}
+        self.set_cookie_headers: list[str] = []
+
+    def request(  # type: ignore[no-untyped-def]
+        self, method: str, path: str, body: bytes | str | None = None, headers=None, timeout=30
+    ):
+        import http.client
+        from http.cookies import SimpleCookie
+
+        all_headers = dict(headers or {})
+        if self.cookies:
+            all_headers["Cookie"] = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+        connection = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+        try:
+            connection.request(method, path, body=body, headers=all_headers)
+            response = connection.getresponse()
+            response.body = response.read()  # type: ignore[attr-defined]
+        finally:
+            connection.close()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            self.set_cookie_headers.append(header)
+            for name, morsel in SimpleCookie(header).items():
+                self.cookies[name] = morsel.value
+        return response
+
+    def cookie(self, suffix: str) -> tuple[str, str]:
+        """(name, value) of the cookie whose name ends with ``suffix`` (names carry the port)."""
+        return next((k, v) for k, v in self.cookies.items() if k.endswith(suffix))
+
+    def post_form(self, path: str, fields: dict[str, str]):  # type: ignore[no-untyped-def]
+        import re
+        from urllib.parse import urlencode
+
+        page = self.request("GET", path)
+        token = re.search(rb'name="csrfmiddlewaretoken" value="([^"]+)"', page.body)
+        csrf = token.group(1).decode() if token else self.cookie("csrftoken")[1]
+        return self.request(
+            "POST",
+            path,
+            body=urlencode({"csrfmiddlewaretoken": csrf, **fields}),
+            headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Origin": self.base_url,
+                "Referer": self.base_url + path,
+            },
+        )
+
+    def login(self, username: str, password: str) -> int:
+        return self.post_form("/login/", {"username": username, "password": password}).status
+
+
+@pytest.fixture
+def served(tmp_path: Path, fixtures_root: Path):  # type: ignore[no-untyped-def]
+    """``served(users=[(name, password, staff)], data_root=…, **env)``: `manage.py run` on a free
+    port, with those users created first; returns the live Server (``.env``, ``.var``)."""
+    servers: list = []
+
+    def start(users=(), data_root: Path | None = None, watch: bool = False, **env: str):  # type: ignore[no-untyped-def]
+        var = tmp_path / f"var-served{len(servers)}"
+        if data_root is None:
+            data_root = tmp_path / f"root-served{len(servers)}"
+            data_root.mkdir()
+            shutil.copytree(fixtures_root / "fixture-a-upstream" / "main", data_root / "main")
+        full_env = live.server_env(var, data_root, **env)
+        if users:
+            live.run_manage(full_env, "migrate", "-v", "0")
+            script = "from django.contrib.auth.models import User\n" + "".join(
+                f"User.objects.create_user({n!r}, password={p!r}, is_staff={s!r})\n"
+                for n, p, s in users
+            )
+            live.run_manage(full_env, "shell", "-c", script)
+        port = live.free_port()
+        args = ["run", "--no-worker", "--port", str(port)] + ([] if watch else ["--no-watch"])
+        server = live.Server(full_env, port, tmp_path / f"served{len(servers)}.log", args)
+        server.env, server.var = full_env, var  # type: ignore[attr-defined]
+        servers.append(server)
+        try:
+            live.wait_port(port, timeout=90, proc=server.proc)
+        except Exception:
+            print(server.log.read_text())
+            raise
+        return server
+
+    yield start
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def http_session():  # type: ignore[no-untyped-def]
+    """``http_session(server)``: a cookie-keeping client of that live server."""
+    return lambda server: HttpSession(server.url)

@@ -123,7 +123,7 @@ def test_login_behind_a_tls_proxy_works_and_is_secure(live_helpers, tmp_path: Pa
         assert "max-age=31536000" in page.getheader("Strict-Transport-Security")
         cookie = page.getheader("Set-Cookie")
         assert "Secure" in cookie
-        csrf = re.search(r"csrftoken=([^;]+)", cookie).group(1)
+        csrf_name, csrf = re.search(r"([\w-]*csrftoken)=([^;]+)", cookie).groups()
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.body).group(1)
         login = request(
             server.port,
@@ -133,14 +133,15 @@ def test_login_behind_a_tls_proxy_works_and_is_secure(live_helpers, tmp_path: Pa
                 **proxied,
                 "Origin": f"https://{PUBLIC}",
                 "Referer": f"https://{PUBLIC}/login/",
-                "Cookie": f"csrftoken={csrf}",
+                "Cookie": f"{csrf_name}={csrf}",
                 "Content-Type": "application/x-www-form-urlencoded",
             },
             f"csrfmiddlewaretoken={token}&username=ana&password=pw-123456-ok",
         )
         assert login.status == 302, login.body[:500]
-        session_cookie = [c for c in login.headers.get_all("Set-Cookie") if "sessionid" in c][0]
+        session_cookie = [c for c in login.headers.get_all("Set-Cookie") if "_session=" in c][0]
         assert "Secure" in session_cookie and "HttpOnly" in session_cookie
+        assert session_cookie.startswith("__Host-")  # only a secure page of this host sets it
     finally:
         server.stop()
 

@@ -101,7 +101,7 @@ TEMPLATE_ROWS = """{% load i18n memviz %}
     <div class="row-head">
       <span class="score" title="{% translate 'replaceability score' %}">{{ r.score|default_if_none:"–" }}</span>
       <code class="tool-call">{% if r.tool_call %}{{ r.tool_call }}{% else %}{% translate "(no tool_call)" %}{% endif %}</code>
-      {% if show_node %}<span class="node-ref">{% if r.node_id and r.node_id != "wait" %}<a href="{% url 'node-locate' agent_slug r.node_id %}">{{ r.node_id }}</a>{% elif r.node_id %}{{ r.node_id }}{% else %}null{% endif %}</span>{% endif %}
+      {% if show_node %}<span class="node-ref">{% if r.node_id and r.node_id != "wait" %}<a href="{% url 'node-locate' agent_slug %}?id={{ r.node_id|urlencode:'' }}">{{ r.node_id }}</a>{% elif r.node_id %}{{ r.node_id }}{% else %}null{% endif %}</span>{% endif %}
       {% if r.offloaded %}<span class="badge offloaded-{{ r.offloaded }}">{% blocktranslate with state=r.offloaded %}offloaded: {{ state }}{% endblocktranslate %}</span>{% endif %}
       <span class="muted small">{{ r.timestamp }} · {{ r.session }}:{{ r.line_no }}</span>
     </div>

@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from memviz.local_state import anonymous_view_allowed
+from memviz.local_state import anonymous_view_allowed, cookie_names
 from memviz.public_errors import public_message
 
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)  # a child that keeps dying is restarted more slowly
@@ -112,6 +112,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         host = options["host"]
         self.expose(host)
+        # cookies of this port only: another program on this host never gets or sets them
+        settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME = cookie_names(
+            options["port"], tls=settings.MEMVIZ_BEHIND_TLS_PROXY
+        )
         call_command("migrate", verbosity=0)
         from canvases.write_path import intents_recover_all
 
