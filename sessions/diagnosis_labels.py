@@ -32,10 +32,9 @@ HELP = {
 }
 
 
-# The wording of sessions.diagnostics.DETAILS, with the same values.
+# The wording of sessions.diagnostics.DETAILS, with the same values ("wait" and "null" are the
+# row's node_id as the agent wrote it: data, shown as is).
 DETAILS = {
-    "wait": _("wait"),
-    "null": _("null"),
     "no_canvas": _("node on no canvas"),
     "no_ref": _("no result_ref"),
     "ref_missing": _("file missing"),

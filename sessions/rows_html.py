@@ -113,6 +113,7 @@ def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: boo
         head.append("</li>")
         parts.append("\n".join(head))
     if len(parts) == 1:
-        parts.append(f'<li class="empty">{conditional_escape(gettext("No rows."))}</li>')
+        none = conditional_escape(gettext("No rows."))  # outside the f-string: xgettext skips those
+        parts.append(f'<li class="empty">{none}</li>')
     parts.append("</ol>")
     return mark_safe("\n".join(parts))  # noqa: S308 - every interpolated value is escaped above
