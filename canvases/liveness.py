@@ -4,6 +4,7 @@ rows (its map-builder is mid-flight). Read-only: file stats and the index."""
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from canvases import own_writes
+from sessions.memory import json_text
+from sessions.memory.paths import UnsafePath, open_regular
 from sessions.memory.state import read_state
 from sessions.models import Agent, Row
 
@@ -52,6 +55,8 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | No
         Row.objects.filter(agent=agent, node_id="wait").values_list("timestamp", flat=True)[:500]
     )
     if not stamps:
+        if _claims_not_yet_indexed(agent, now):
+            return "its map-builder has just claimed rows (wait) that memviz is still indexing"
         return None
     window = LIVE_WINDOW.total_seconds()
     recent = False
@@ -63,6 +68,39 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | No
     if not recent and (claimed is None or now - claimed >= window):
         return None  # stale claims of a failed pass (hazard 4)
     return f"its map-builder is mid-flight ({len(stamps)} rows claimed as wait)"
+
+
+# An offload file the agent wrote this recently may hold claims the watcher has not indexed yet
+# (it reads a burst ~200 ms after it ends, then ingests): its tail is read directly.
+CLAIM_GRACE_S = 10.0
+CLAIM_TAIL_BYTES = 64 * 1024
+
+
+def _claims_not_yet_indexed(agent: Agent, now: float) -> bool:
+    """`wait` rows at the end of an offload file the agent wrote in the last seconds."""
+    ours = own_writes.records(agent)
+    for path in Path(agent.path).glob("offload-*.jsonl"):
+        with contextlib.suppress(OSError, UnsafePath):
+            mtime = own_writes.foreign_mtime(ours.get(own_writes.relpath(agent, path)), path.stat())
+            if mtime is None or now - mtime > CLAIM_GRACE_S:
+                continue
+            with open_regular(path, folders=1) as handle:
+                start = max(0, os.fstat(handle.fileno()).st_size - CLAIM_TAIL_BYTES)
+                handle.seek(start)
+                lines = handle.read(CLAIM_TAIL_BYTES).splitlines()[1 if start else 0 :]
+            if any(_is_claim(line) for line in lines):  # a cut first line is not read
+                return True
+    return False
+
+
+def _is_claim(line: bytes) -> bool:
+    if b"wait" not in line:
+        return False
+    try:
+        row = json_text.loads(line)
+    except ValueError:
+        return False
+    return isinstance(row, dict) and row.get("node_id") == "wait"
 
 
 def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:

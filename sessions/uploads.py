@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import transaction
 
 from sessions.archive import ArchiveError, unpack_archive
+from sessions.memory.paths import read_regular
 from sessions.models import Agent, IngestJob
 
 UPLOAD_ID = re.compile(r"[0-9a-f]{8}")
@@ -92,7 +93,7 @@ def _holder(upload_id: str) -> Path:
 
 def _owner_id(holder: Path) -> int | None:
     try:
-        return int((holder / OWNER_FILE).read_text(encoding="ascii").strip())
+        return int(read_regular(holder / OWNER_FILE, limit=64).decode("ascii").strip())
     except (OSError, ValueError):
         return None
 

@@ -308,6 +308,20 @@ def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_ma
     assert undo_like.status_code == 200  # a label edit moves no line
 
 
+def test_claims_the_watcher_has_not_indexed_yet_already_protect_the_reply_lines(loop) -> None:  # type: ignore[no-untyped-def]
+    """Between the agent's claim and the watcher's ingest (~200 ms + the ingest) the index holds
+    no wait row yet: the offload file's fresh tail is read instead."""
+    client, folder, agent = loop
+    agent.write_mode(FILE, agent.snapshot(FILE) + "\n    classDef done fill:#dfd")
+    watcher(folder)
+    agent.claim(agent.append_rows(2))  # no watcher pass: the index knows nothing of it
+    before = (folder / "mmds" / FILE).read_bytes()
+    refused = ops(client, op="add_edge", source="001-N3", target="001-N1")
+    assert refused.status_code == 409
+    assert "just claimed rows (wait) that memviz is still indexing" in refused.json()["error"]
+    assert (folder / "mmds" / FILE).read_bytes() == before
+
+
 def _post_form(client: Client, form) -> None:  # type: ignore[no-untyped-def]
     fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
     for select in form.select("select"):

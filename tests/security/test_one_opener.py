@@ -31,6 +31,8 @@ ALLOWED = {
     ("sessions/archive.py", "_copy_limited"): "writes an unpacked upload member (new file)",
     ("sessions/archive.py", "_unpack_zip"): "a member of the uploaded archive",
     ("sessions/archive.py", "_unpack_tar"): "the uploaded archive itself",
+    ("sessions/archive.py", "_zip_central_names"): "the uploaded archive (its member count)",
+    ("sessions/archive.py", "_open_decompressed"): "the uploaded archive (its member count)",
     ("memviz/local_state.py", "private_file"): "memviz's own var/ files (0600)",
     ("memviz/local_state.py", "secret_key"): "the generated secret key",
     ("memviz/local_state.py", "_read_key"): "the generated secret key",
