@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO.parent / "shared" / "fixtures" / "fixture-a-upstream" / "main"
+FIXTURE = REPO / "tests" / "fixtures" / "roots" / "fixture-a-upstream" / "main"
 SESSION = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"
 CANVAS = "002-migrate-orders-api.mmd"
 USER, PASSWORD = "loadtester", "load-test-pw-1"

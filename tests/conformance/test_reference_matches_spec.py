@@ -11,9 +11,9 @@ from tests.conftest import EXTRA_FIXTURE_ROOTS, REPO
 from . import reference
 
 # The spec beside the clone when a workplace has it (so a change to it is noticed), else the
-# excerpt of §4.8 the tests carry.
+# copy the tests carry.
 SPEC_BESIDE = EXTRA_FIXTURE_ROOTS.parent / "format-spec.md"
-SPEC = SPEC_BESIDE if SPEC_BESIDE.is_file() else REPO / "tests" / "fixtures" / "format-spec-4.8.md"
+SPEC = SPEC_BESIDE if SPEC_BESIDE.is_file() else REPO / "tests" / "fixtures" / "format-spec.md"
 
 
 @pytest.fixture(scope="module")

@@ -103,7 +103,7 @@ TEMPLATE_ROWS = """{% load i18n memviz %}
       <code class="tool-call">{% if r.tool_call %}{{ r.tool_call }}{% else %}{% translate "(no tool_call)" %}{% endif %}</code>
       {% if show_node %}<span class="node-ref">{% if r.node_id and r.node_id != "wait" %}<a href="{% url 'node-locate' agent_slug %}?id={{ r.node_id|urlencode:'' }}">{{ r.node_id }}</a>{% elif r.node_id %}{{ r.node_id }}{% else %}null{% endif %}</span>{% endif %}
       {% if r.offloaded %}<span class="badge offloaded-{{ r.offloaded }}">{% blocktranslate with state=r.offloaded %}offloaded: {{ state }}{% endblocktranslate %}</span>{% endif %}
-      <span class="muted small">{{ r.timestamp }} · {{ r.session }}:{{ r.line_no }}</span>
+      <span class="muted small">{% if r.timestamp %}<time datetime="{{ r.timestamp }}">{{ r.timestamp }}</time>{% endif %} · {% if r.session %}<a href="{% url 'session' agent_slug r.session %}?line={{ r.line_no }}#row-{{ r.id }}">{{ r.session }}:{{ r.line_no }}</a>{% else %}{{ r.session }}:{{ r.line_no }}{% endif %}</span>
     </div>
     <p class="summary">{{ r.summary }}</p>
     {% if r.ref %}
