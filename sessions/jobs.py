@@ -336,7 +336,9 @@ def start_recovery_thread(interval: float | None = None) -> threading.Thread:
             try:
                 close_old_connections()
                 jobs_recover()
-            except Exception:  # noqa: BLE001 - recovery must outlive a busy database
+            except DatabaseError as exc:  # an outage or a busy database: one line, not a trace
+                log.warning("job recovery pass failed: %s", exc)
+            except Exception:  # noqa: BLE001 - recovery must outlive any one bad pass
                 log.warning("job recovery pass failed", exc_info=True)
             finally:
                 connection.close()

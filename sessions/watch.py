@@ -222,7 +222,8 @@ def watch_elected(
             held = lock_try(WATCH_LOCK)
         except Exception:  # noqa: BLE001 - the database is down: ask again after it
             log.debug("watch: election failed", exc_info=True)
-            held = None
+            stop.wait(ELECTION_POLL_S)
+            continue
         if held is None:
             if stdout is not None and not waiting_said:
                 stdout.write(f"another process watches {path}; standing by")

@@ -17,6 +17,7 @@ restart; the new worker re-queues the job the dead one was running (sessions/job
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -119,6 +120,12 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         host = options["host"]
         self.expose(host)
+        if settings.MEMVIZ_KEY_MAY_DIFFER:
+            self.stderr.write(
+                "PostgreSQL without MEMVIZ_SECRET_KEY or MEMVIZ_SHARED_DIR: every memviz process "
+                "on this database must share one secret key, or logins fail on the others "
+                "(docs/deploy.md)"
+            )
         # cookies of this port only: another program on this host never gets or sets them.
         # Several web processes behind one plain-HTTP address share the proxy's port's names
         # (MEMVIZ_COOKIE_PORT, docs/deploy.md); behind TLS the names carry no port.
@@ -153,6 +160,9 @@ class Command(BaseCommand):
             from daphne.cli import CommandLineInterface
 
             # Verbosity 0: warnings and errors only, no line per request unless asked for.
+            # Django's LOGGING already gave the root logger a handler, so daphne's own
+            # basicConfig(level=WARN) does nothing: its start-up lines are silenced here.
+            logging.getLogger("daphne").setLevel(logging.WARNING)
             quiet = ["-v", "0"] + (["--access-log", "-"] if options["access_log"] else [])
             CommandLineInterface().run(
                 [*quiet, "-b", host, "-p", str(options["port"]), "memviz.asgi:application"]
