@@ -264,6 +264,9 @@ else:
     CELERY_RESULT_BACKEND = f"file://{_celery_dir / 'results'}"
 
 CELERY_TASK_ALWAYS_EAGER = _env_bool("MEMVIZ_CELERY_EAGER", False)
+# Nothing reads a task's result (the IngestJob row is the truth): without this, queueing a task
+# subscribed to its result in Redis, and with Redis down that retried 20 times (19 s, then 500).
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_EAGER_PROPAGATES = True
 # A task is acknowledged when it ends, so a worker that dies mid-task does not lose it: Redis
 # redelivers it after the visibility timeout. The filesystem transport removes a message when it
