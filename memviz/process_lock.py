@@ -108,19 +108,48 @@ def _file_lock(name: str, *, wait: bool) -> _FileLock | None:
     return _FileLock(fd)
 
 
-def lock_try(name: str) -> HeldLock | None:
-    """The lock ``name`` for this process until ``release`` (or death); None if another has it.
+class Contender:
+    """Asks for the lock ``name`` as often as it likes, on one connection kept between asks
+    (a standby watcher asks every second: a new server backend each time would be waste)."""
 
-    Raises the database's error when PostgreSQL cannot be reached.
-    """
-    if not _is_postgres():
-        return _file_lock(name, wait=False)
-    conn = _pg_connect(name)
-    got = conn.execute("SELECT pg_try_advisory_lock(%s)", [_key(name)]).fetchone()[0]
-    if got:
-        return _PgLock(conn)
-    conn.close()
-    return None
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.conn: Any = None
+
+    def attempt(self) -> HeldLock | None:
+        """The lock until ``release`` (or this process's death); None while another has it.
+
+        Raises the database's error when PostgreSQL cannot be reached.
+        """
+        if not _is_postgres():
+            return _file_lock(self.name, wait=False)
+        if self.conn is None or self.conn.closed:
+            self.conn = _pg_connect(self.name)
+        try:
+            row = self.conn.execute("SELECT pg_try_advisory_lock(%s)", [_key(self.name)])
+            got = row.fetchone()[0]
+        except Exception:
+            self.close()
+            raise
+        if not got:
+            return None
+        held, self.conn = _PgLock(self.conn), None  # the lock's connection is the lock's now
+        return held
+
+    def close(self) -> None:
+        if self.conn is not None:
+            with contextlib.suppress(Exception):
+                self.conn.close()
+            self.conn = None
+
+
+def lock_try(name: str) -> HeldLock | None:
+    """One attempt at the lock ``name`` (see ``Contender.attempt``)."""
+    contender = Contender(name)
+    try:
+        return contender.attempt()
+    finally:
+        contender.close()
 
 
 @contextlib.contextmanager
@@ -151,7 +180,8 @@ def lock_holder(name: str) -> str | None:
     with contextlib.closing(_pg_connect(f"{name}-probe")) as conn:
         row = conn.execute(
             "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-            "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE %s",
+            "WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE %s "
+            "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",
             [prefix + "%"],
         ).fetchone()
     return row[0][len(prefix) :] if row else None

@@ -212,14 +212,15 @@ def watch_elected(
     """Watch ``path`` while this process holds the watch lock; otherwise stand by and take
     over within about a second of the holder's death. Any number of processes may run this:
     exactly one watches (on PostgreSQL across machines, on SQLite on this machine)."""
-    from memviz.process_lock import lock_try
+    from memviz.process_lock import Contender
 
     stop = stop_event or threading.Event()
     watcher = watcher or Watcher(path, stdout=stdout)
+    contender = Contender(WATCH_LOCK)
     waiting_said = False
     while not stop.is_set():
         try:
-            held = lock_try(WATCH_LOCK)
+            held = contender.attempt()
         except Exception:  # noqa: BLE001 - the database is down: ask again after it
             log.debug("watch: election failed", exc_info=True)
             stop.wait(ELECTION_POLL_S)
@@ -245,6 +246,7 @@ def watch_elected(
             held.release()
             connection.close()
         waiting_said = False
+    contender.close()
 
 
 def _keep(held: Any, stop: threading.Event, lost: threading.Event) -> None:
