@@ -54,6 +54,7 @@ def deployment(tmp_path: Path) -> Iterator[dict]:
             MEMVIZ_DATA_ROOT=str(root),
             MEMVIZ_SHARED_DIR=str(tmp_path / "shared"),
             MEMVIZ_SECRET_KEY="a-test-key-shared-by-every-process-of-this-deployment",
+            MEMVIZ_COOKIE_PORT="8000",  # the test plays a plain-HTTP proxy on one port
             MEMVIZ_LOG_LEVEL="WARNING",
             MEMVIZ_JOB_HEARTBEAT_SECONDS="0.5",
             MEMVIZ_JOB_STALE_SECONDS="4",

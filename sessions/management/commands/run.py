@@ -17,7 +17,6 @@ restart; the new worker re-queues the job the dead one was running (sessions/job
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
@@ -160,9 +159,6 @@ class Command(BaseCommand):
             from daphne.cli import CommandLineInterface
 
             # Verbosity 0: warnings and errors only, no line per request unless asked for.
-            # Django's LOGGING already gave the root logger a handler, so daphne's own
-            # basicConfig(level=WARN) does nothing: its start-up lines are silenced here.
-            logging.getLogger("daphne").setLevel(logging.WARNING)
             quiet = ["-v", "0"] + (["--access-log", "-"] if options["access_log"] else [])
             CommandLineInterface().run(
                 [*quiet, "-b", host, "-p", str(options["port"]), "memviz.asgi:application"]
