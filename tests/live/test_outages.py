@@ -108,7 +108,7 @@ def signed_in(base: str, user: str, password: str):  # type: ignore[no-untyped-d
 
 def csrf_post(opener, base: str, path: str) -> urllib.request.Request:  # type: ignore[no-untyped-def]
     jar = next(h for h in opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor))
-    token = next(c.value for c in jar.cookiejar if c.name == "csrftoken")
+    token = next(c.value for c in jar.cookiejar if c.name.endswith("csrftoken"))  # memviz<port>_csrftoken
     return urllib.request.Request(
         f"{base}{path}", data=b"", headers={"X-CSRFToken": token, "Referer": base + "/"}
     )
