@@ -175,9 +175,10 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     for n, (through, other) in enumerate([(one, two), (two, one)]):
         job = upload(through, f"up{n}", deployment["root"] / "big")
         until(f"upload {n}", lambda j=job, t=through: job_of(t, j)["status"] == "done", 120, *logs)
-        assert agent_rows(other, f"up{n}") == ROWS
-        session = other.get(f"/a/up{n}/?format=json").json()["sessions"][0]["id"]
-        assert other.get(f"/a/up{n}/s/{session}/?format=json").status == 200
+        (slug,) = job_of(through, job)["report"]["agents"]  # the name plus its path's hash
+        assert agent_rows(other, slug) == ROWS
+        session = other.get(f"/a/{slug}/?format=json").json()["sessions"][0]["id"]
+        assert other.get(f"/a/{slug}/s/{session}/?format=json").status == 200
 
     # kill -9 of the worker process running a job: the job is run again and finishes.
     hold = deployment["hold"]
@@ -193,4 +194,4 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
         *logs,
     )
     assert done["attempts"] >= 2
-    assert agent_rows(two, "killed") == ROWS
+    assert agent_rows(two, done["report"]["agents"][0]) == ROWS
