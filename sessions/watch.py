@@ -270,7 +270,9 @@ def watch_forever(
         connection.close()
 
 
-def start_watch_thread(path: Path, *, stdout: IO[str] | Any | None = None):  # type: ignore[no-untyped-def]
+def start_watch_thread(
+    path: Path, *, stdout: IO[str] | Any | None = None
+) -> tuple[Watcher, threading.Thread, threading.Event]:
     """Run the (elected) watcher in a daemon thread; returns (watcher, thread, stop_event)."""
     stop = threading.Event()
     watcher = Watcher(Path(path), stdout=stdout)

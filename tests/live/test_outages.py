@@ -121,23 +121,28 @@ def make_user(env: dict[str, str]) -> None:
     )
 
 
-def test_postgres_outage_answers_503_at_once_and_heals(
-    tmp_path: Path, own_postgres: OwnPostgres
-) -> None:
-    root = tmp_path / "root"
-    agent = small_agent(root)
-    var = tmp_path / "var"
+def started(tmp: Path, extra: dict[str, str], *args: str) -> tuple[Procs, subprocess.Popen, int]:
+    """`run` on the data root ``tmp/root`` with a user ana, once it has indexed the agent."""
+    var = tmp / "var"
     var.mkdir()
-    group = Procs(tmp_path, server_env(var, root, DATABASE_URL=own_postgres.url))
+    group = Procs(tmp, server_env(var, tmp / "root", **extra))
     subprocess.run(
         [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=group.env, check=True
     )
     make_user(group.env)
     port = free_port()
+    web = group.start("run", "run", "--no-worker", "--port", str(port), *args)
+    until("the first rows", lambda: rows_of(port, "small") == 5, 60, web.log)  # type: ignore[attr-defined]
+    return group, web, port
+
+
+def test_postgres_outage_answers_503_at_once_and_heals(
+    tmp_path: Path, own_postgres: OwnPostgres
+) -> None:
+    agent = small_agent(tmp_path / "root")
+    group, web, port = started(tmp_path, {"DATABASE_URL": own_postgres.url})
     base = f"http://127.0.0.1:{port}"
     try:
-        web = group.start("run", "run", "--no-worker", "--port", str(port))
-        until("the first rows", lambda: rows_of(port, "small") == 5, 60, web.log)  # type: ignore[attr-defined]
         opener = urllib.request.build_opener(
             urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
         )
@@ -187,20 +192,10 @@ def own_redis() -> Iterator[list]:  # type: ignore[type-arg]
 def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redis: list) -> None:  # type: ignore[type-arg]
     redis, command = own_redis
     url = f"redis://127.0.0.1:{command[2]}/0"
-    root = tmp_path / "root"
-    small_agent(root)
-    var = tmp_path / "var"
-    var.mkdir()
-    group = Procs(tmp_path, server_env(var, root, REDIS_URL=url))
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=REPO, env=group.env, check=True
-    )
-    make_user(group.env)
-    port = free_port()
+    small_agent(tmp_path / "root")
+    group, web, port = started(tmp_path, {"REDIS_URL": url}, "--no-watch")
     base = f"http://127.0.0.1:{port}"
     try:
-        web = group.start("run", "run", "--no-worker", "--no-watch", "--port", str(port))
-        until("the first rows", lambda: rows_of(port, "small") == 5, 60, web.log)  # type: ignore[attr-defined]
         opener = signed_in(base, "ana", "pw-123456")
         redis.terminate()
         redis.wait(10)

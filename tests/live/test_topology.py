@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.debug.memory_factory import canvas, node, write_agent
+from tests.debug.memory_factory import canvas, write_agent, write_big_agent
 from tests.live.conftest import REPO, free_port, server_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.database]
@@ -49,23 +49,7 @@ def database_url() -> Iterator[str | None]:
 
 
 def big_agent(root: Path, rows: int = ROWS) -> Path:
-    nodes = [node(f"001-N{i}", f"step {i}", "done", i) for i in range(1, 9)]
-    per = rows // 8
-    sessions = {
-        f"s{s}": [
-            {
-                "minutes": s * 3000 + i / 10,
-                "tool": "exec:ls",
-                "node": f"001-N{s + 1}",
-                "summary": f"listed folder {s}-{i}",
-                "ref": i % 500 == 0,
-            }
-            for i in range(per)
-        ]
-        for s in range(8)
-    }
-    write_agent(root, "big", sessions, {"001-task.mmd": canvas("a big agent", nodes)})
-    return root / "big"
+    return write_big_agent(root, "big", rows)
 
 
 def small_agent(root: Path) -> Path:

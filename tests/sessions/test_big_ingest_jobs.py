@@ -35,7 +35,7 @@ from sessions.jobs import job_retry, jobs_recover
 from sessions.management.commands.run import celery_worker_command
 from sessions.models import Agent, IngestJob
 from sessions.views import ingest_start
-from tests.debug.memory_factory import canvas, node, write_agent
+from tests.debug.memory_factory import write_agent, write_big_agent
 from tests.sessions.test_celery_worker import database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -48,21 +48,7 @@ LIMIT_S = 60  # a path that has not finished by then hangs
 def big_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data root of one agent: 8 offload JSONLs x 2,500 rows, some refs, a small canvas."""
     root = tmp_path_factory.mktemp("big") / "root"
-    nodes = [node(f"001-N{i}", f"step {i}", "done", i) for i in range(1, 9)]
-    sessions = {
-        f"s{s}": [
-            {
-                "minutes": s * 3000 + i / 10,
-                "tool": "exec:ls",
-                "node": f"001-N{s + 1}",
-                "summary": f"listed folder {s}-{i}",
-                "ref": i % 500 == 0,  # a few refs: the rows are what froze
-            }
-            for i in range(ROWS // 8)
-        ]
-        for s in range(8)
-    }
-    write_agent(root, "big", sessions, {"001-task.mmd": canvas("a big agent", nodes)})
+    write_big_agent(root, "big", ROWS)  # a few refs: the rows are what froze
     return root
 
 
