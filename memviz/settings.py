@@ -233,7 +233,13 @@ if REDIS_URL:
             # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s that
             # channels_redis blocks in BZPOPMIN waiting for a message: an idle websocket then
             # dies with a TimeoutError (1011). Reads may take longer than that wait.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            # A connection attempt gives up after 2 s: a Redis outage closes a new websocket
+            # at once (the page says "reconnecting" and retries) instead of holding it open.
+            "CONFIG": {
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}
+                ]
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL

@@ -9,6 +9,7 @@ Each test starts its own server (it is stopped mid-test), as scripts/run_tests.s
 
 from __future__ import annotations
 
+import asyncio
 import http.cookiejar
 import json
 import os
@@ -189,6 +190,19 @@ def own_redis() -> Iterator[list]:  # type: ignore[type-arg]
             proc.wait(10)
 
 
+async def live_ready(port: int) -> bool:
+    """Does the page's websocket open and say live.ready (within 10 s)?"""
+    import websockets
+
+    url, origin = f"ws://127.0.0.1:{port}/ws/live/small/", f"http://127.0.0.1:{port}"
+    try:
+        async with websockets.connect(url, origin=origin, open_timeout=10) as ws:
+            hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
+        return False
+    return hello.get("type") == "live.ready"
+
+
 def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redis: list) -> None:  # type: ignore[type-arg]
     redis, command = own_redis
     url = f"redis://127.0.0.1:{command[2]}/0"
@@ -202,6 +216,9 @@ def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redi
         status, seconds, body = timed(csrf_post(opener, base, "/ingest/?format=json"), opener)
         assert status == 503 and seconds < 3, (status, seconds, body[:300])
         assert "task queue" in json.loads(body)["error"]
+        asked = time.monotonic()
+        assert asyncio.run(live_ready(port)) is False  # refused, so the page reconnects
+        assert time.monotonic() - asked < 5
         own_redis.append(subprocess.Popen(command, stdout=subprocess.DEVNULL))
         wait_port(int(command[2]), proc=own_redis[-1])
         status, _, body = until(
@@ -212,5 +229,6 @@ def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redi
             web.log,  # type: ignore[attr-defined]
         )
         assert json.loads(body)["status"] == "pending"
+        assert asyncio.run(live_ready(port)) is True
     finally:
         group.stop()
