@@ -6,10 +6,32 @@ APT_TEST_PACKAGES := chromium redis-server postgresql fonts-noto-cjk gettext
 # gettext's msgfmt compiles the UI translations (locale/) at set-up.
 APT_SETUP_PACKAGES := gettext
 
-.PHONY: run test setup setup-deps test-deps lint bench-quick clean messages
+.PHONY: run test setup setup-deps test-deps lint bench-quick clean messages web worker watch migrate
 
 run: setup
 	$(BIN)/python manage.py run
+
+# --- scale-out (docs/deploy.md): settings come from the environment (DATABASE_URL, REDIS_URL,
+# MEMVIZ_DATA_ROOT, MEMVIZ_SHARED_DIR, MEMVIZ_SECRET_KEY). `make setup` once per machine first.
+HOST ?= 127.0.0.1
+PORT ?= 8000
+NAME ?= worker1
+CONCURRENCY ?= 2
+
+# A web process; its watcher stands by and takes over when the elected one dies.
+web:
+	$(BIN)/python manage.py run --no-worker --host $(HOST) --port $(PORT)
+
+# A Celery worker: NAME must differ between workers of one machine.
+worker:
+	$(BIN)/celery -A memviz --quiet worker --loglevel=WARNING --concurrency=$(CONCURRENCY) -n $(NAME)@%h
+
+# A watcher on its own (optional: every `make web` brings one); any number, one is elected.
+watch:
+	$(BIN)/python manage.py watch
+
+migrate:
+	$(BIN)/python manage.py migrate
 
 setup: setup-deps $(VENV)/.installed static/vendor/.installed staticfiles/staticfiles.json
 	$(BIN)/python manage.py compilemessages --ignore=.venv --ignore=node_modules -v 0

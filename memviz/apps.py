@@ -17,6 +17,9 @@ class MemvizConfig(AppConfig):
 
     def ready(self) -> None:
         from memviz import throttle  # noqa: F401 - connects the login-failure receivers
+        from memviz.parent_guard import follow_parent
+
+        follow_parent()  # a worker or watcher started by `run` ends with it
 
         gc.freeze()  # start-up objects (modules, settings, URL maps) are never garbage
         gc.set_threshold(*GC_THRESHOLDS)

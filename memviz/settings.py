@@ -45,8 +45,17 @@ def _env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
 
 
-# No built-in key: MEMVIZ_SECRET_KEY, or a random one made at first start in var/ (0600).
-SECRET_KEY = os.environ.get("MEMVIZ_SECRET_KEY") or secret_key(VAR_DIR)
+# One folder for everything the processes of a deployment share (docs/deploy.md): uploads,
+# pushed agents, the intent journal, the generated secret key. Several machines mount the same
+# folder at the same path; on one machine it is var/.
+SHARED_DIR = private_folder(Path(os.environ.get("MEMVIZ_SHARED_DIR", VAR_DIR)))
+# No built-in key: MEMVIZ_SECRET_KEY, or a random one made at first start in the shared folder
+# (0600), so every process that shares the folder signs and reads the same cookies.
+SECRET_KEY = os.environ.get("MEMVIZ_SECRET_KEY") or secret_key(SHARED_DIR)
+# Several machines on one PostgreSQL need one key: set, or generated in a folder they share.
+MEMVIZ_KEY_MAY_DIFFER = not (
+    os.environ.get("MEMVIZ_SECRET_KEY") or os.environ.get("MEMVIZ_SHARED_DIR")
+) and os.environ.get("DATABASE_URL", "").startswith(("postgres:", "postgresql:"))
 DEBUG = _env_bool("MEMVIZ_DEBUG", False)
 # Where the server listens; `manage.py run --host` overrides it (and anonymous viewing with it).
 BIND_HOST = os.environ.get("MEMVIZ_HOST", "127.0.0.1")
@@ -88,13 +97,13 @@ MEMVIZ_DATA_ROOT = (
     else _default_data_root()
 )
 # Uploaded and pushed agents live here, in the same on-disk layout as a watched data root.
-MEMVIZ_UPLOAD_ROOT = Path(os.environ.get("MEMVIZ_UPLOAD_ROOT", VAR_DIR / "uploads"))
+MEMVIZ_UPLOAD_ROOT = Path(os.environ.get("MEMVIZ_UPLOAD_ROOT", SHARED_DIR / "uploads"))
 MEMVIZ_UPLOAD_MAX_BYTES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_BYTES", 200 * 1024 * 1024))
 MEMVIZ_UNPACKED_MAX_BYTES = int(os.environ.get("MEMVIZ_UNPACKED_MAX_BYTES", 2 * 1024**3))
 # Members an uploaded archive may hold: counted before anything is unpacked (sessions/archive.py).
 MEMVIZ_UPLOAD_MAX_FILES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_FILES", 100_000))
 # Intent records of multi-file changes in flight (canvases.write_path); outside every data root.
-MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", VAR_DIR / "intents"))
+MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", SHARED_DIR / "intents"))
 MEMVIZ_REF_PAGE_BYTES = int(os.environ.get("MEMVIZ_REF_PAGE_BYTES", 64 * 1024))
 # Canvases larger than this get a summary and a raw download instead of their pages (a 51 MB
 # canvas made a 206 MB JSON answer). Whole-file reads of memory folders stop at
@@ -120,6 +129,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "memviz.security_headers.SecurityHeadersMiddleware",
     "memviz.odd_requests.OddRequestMiddleware",  # before anything reads the path or parameters
+    "memviz.outage.OutageMiddleware",  # a database or Redis outage → 503 (with handler500)
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -161,11 +171,17 @@ DATABASES = {
 # PRAGMAs, schema parse) and ~6 ms on PostgreSQL (a new server backend). SQLite keeps each
 # thread's connection; PostgreSQL takes them from psycopg's pool (Django's own `pool` option,
 # the way its docs give for ASGI servers), at most MEMVIZ_DB_POOL_MAX per process.
+# An outage must answer 503 within ~2 s, not hang (memviz/outage.py): a new connection gives up
+# after MEMVIZ_DB_CONNECT_TIMEOUT, a request waits for a pooled one at most MEMVIZ_DB_POOL_WAIT,
+# and a pooled connection is checked before use (CONN_HEALTH_CHECKS, below: a restarted server
+# left it dead).
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options.setdefault("connect_timeout", int(os.environ.get("MEMVIZ_DB_CONNECT_TIMEOUT", 2)))
+    _options["pool"] = {
         "min_size": 1,
         "max_size": int(os.environ.get("MEMVIZ_DB_POOL_MAX", 8)),
-        "timeout": 20,
+        "timeout": float(os.environ.get("MEMVIZ_DB_POOL_WAIT", 2)),
     }
 else:
     DATABASES["default"]["CONN_MAX_AGE"] = int(os.environ.get("MEMVIZ_DB_CONN_MAX_AGE", 300))
@@ -217,11 +233,28 @@ if REDIS_URL:
             # redis-py 8 reads with a 5 s socket timeout by default, the same 5 s that
             # channels_redis blocks in BZPOPMIN waiting for a message: an idle websocket then
             # dies with a TimeoutError (1011). Reads may take longer than that wait.
-            "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 30}]},
+            # A connection attempt gives up after 2 s: a Redis outage closes a new websocket
+            # at once (the page says "reconnecting" and retries) instead of holding it open.
+            "CONFIG": {
+                "hosts": [
+                    {"address": REDIS_URL, "socket_timeout": 30, "socket_connect_timeout": 2}
+                ]
+            },
         }
     }
     CELERY_BROKER_URL = REDIS_URL
     CELERY_RESULT_BACKEND = REDIS_URL
+    # Redis down: queueing a job fails in ~2 s (a 503, memviz/outage.py) instead of 19 s; the
+    # job row stays pending and the workers' recovery pass queues it again once Redis is back.
+    CELERY_BROKER_CONNECTION_TIMEOUT = 2
+    CELERY_BROKER_TRANSPORT_OPTIONS["socket_connect_timeout"] = 2
+    CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = 2
+    CELERY_TASK_PUBLISH_RETRY_POLICY = {
+        "max_retries": 1,
+        "interval_start": 0,
+        "interval_step": 0.5,
+        "interval_max": 0.5,
+    }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     _celery_dir = VAR_DIR / "celery"
@@ -237,6 +270,9 @@ else:
     CELERY_RESULT_BACKEND = f"file://{_celery_dir / 'results'}"
 
 CELERY_TASK_ALWAYS_EAGER = _env_bool("MEMVIZ_CELERY_EAGER", False)
+# Nothing reads a task's result (the IngestJob row is the truth): without this, queueing a task
+# subscribed to its result in Redis, and with Redis down that retried 20 times (19 s, then 500).
+CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_EAGER_PROPAGATES = True
 # A task is acknowledged when it ends, so a worker that dies mid-task does not lose it: Redis
 # redelivers it after the visibility timeout. The filesystem transport removes a message when it
@@ -260,14 +296,17 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"quiet_outages": {"()": "memviz.outage.QuietOutages"}},
     "root": {"handlers": ["console"], "level": os.environ.get("MEMVIZ_LOG_LEVEL", "INFO")},
     # Celery logs every task's result dict at INFO; the ingest command prints its own summary.
     # A 404 or a refused request is the visitor's business, not an error of the server's.
     # daphne's start-up lines are INFO: `manage.py run` prints the one line with the URL itself.
     "loggers": {
         "celery": {"level": "WARNING"},
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "filters": ["quiet_outages"]},
         "daphne": {"level": "WARNING"},
+        # The pool logs each failed reconnection during an outage; memviz/outage.py says it once.
+        "psycopg.pool": {"level": "ERROR"},
     },
 }
 

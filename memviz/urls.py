@@ -10,6 +10,7 @@ from memviz.throttle import ThrottledLoginView
 from sessions import debug_views
 from sessions import views as session_views
 
+handler500 = "memviz.outage.server_error"  # a database or Redis outage → 503
 urlpatterns = [
     path("", session_views.home, name="home"),
     path("search/", session_views.search_page, name="search"),

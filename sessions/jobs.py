@@ -62,6 +62,18 @@ def job_dispatch(job: IngestJob) -> None:
     transaction.on_commit(lambda: task.delay(job_id))
 
 
+def job_run_here(path: Any) -> IngestJob:
+    """Ingest ``path`` in this thread, as a job: its progress shows on every web process's home
+    page (the first ingest of a large data root, which ``run`` no longer waits for)."""
+    from memviz.celery import app
+
+    if INGEST_TASK not in app.tasks:
+        app.loader.import_default_modules()
+    job = IngestJob.objects.create(path=str(path))
+    app.tasks[INGEST_TASK].apply(args=(job.pk,), throw=True)
+    return job
+
+
 def job_claim(job_id: int) -> IngestJob | None:
     """Mark the job running for this process; None when another live worker has it or it is over."""
     now = timezone.now()
@@ -178,12 +190,14 @@ class JobBeat:
                 return IngestJob.objects.filter(
                     pk=self.job_id, status=IngestJob.RUNNING, worker=self.worker
                 ).update(heartbeat_at=timezone.now(), **fields)
-        except DatabaseError:  # a busy database (SQLite: the ingest's write lock) delays a beat
+        except DatabaseError as exc:  # a busy database (SQLite: the ingest's write lock)
+            # delays a beat. SQLite's is expected (the console stays quiet); one line otherwise.
+            expected = self._quiet or connection.vendor == "sqlite"
             log.log(
-                logging.DEBUG if self._quiet else logging.WARNING,
-                "job %s: progress not written",
+                logging.DEBUG if expected else logging.WARNING,
+                "job %s: progress not written (%s)",
                 self.job_id,
-                exc_info=True,
+                exc,
             )
             self._quiet = True
             return 0
@@ -322,7 +336,9 @@ def start_recovery_thread(interval: float | None = None) -> threading.Thread:
             try:
                 close_old_connections()
                 jobs_recover()
-            except Exception:  # noqa: BLE001 - recovery must outlive a busy database
+            except DatabaseError as exc:  # an outage or a busy database: one line, not a trace
+                log.warning("job recovery pass failed: %s", exc)
+            except Exception:  # noqa: BLE001 - recovery must outlive any one bad pass
                 log.warning("job recovery pass failed", exc_info=True)
             finally:
                 connection.close()

@@ -34,8 +34,10 @@ from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_li
 def home(request: HttpRequest) -> HttpResponse:
     data = selectors.agents_list()
     data["data_root"] = str(settings.MEMVIZ_DATA_ROOT)
-    jobs = [_job_json(job) for job in IngestJob.objects.all()[:5]]
-    return render_page(request, "agent_sessions/home.html", data, extra={"jobs": jobs})
+    # Running jobs show to every viewer, signed in or not: the first ingest of a large data
+    # root runs while pages are served, and the page says how far it got.
+    data["jobs"] = [_job_json(job) for job in IngestJob.objects.all()[:5]]
+    return render_page(request, "agent_sessions/home.html", data)
 
 
 @require_GET

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import close_old_connections, connection
+from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
 from sessions.ingest import IngestReport, ingest_agent_dir, ingest_path
 from sessions.memory.layout import AGENT_SUBDIRS, is_agent_folder, is_ignored_name
@@ -80,11 +80,18 @@ def lower_thread_priority(steps: int) -> int | None:
 
 
 class Watcher:
+    """Ingests what the file events name; what a database outage kept it from ingesting is
+    kept and ingested again once the database answers (a batch is never dropped for that)."""
+
     def __init__(self, root: Path, *, stdout: IO[str] | Any | None = None) -> None:
         self.root = Path(root).resolve()
         self.stdout = stdout
         self.batches = 0
         self.ready = threading.Event()
+        self.missed: set[str] = set()  # changed paths not ingested yet
+        self.full_pending = False  # a whole (incremental) pass of the root is owed
+        self.failures = 0
+        self.retry_at = 0.0
 
     def ingest_changes(self, paths: Iterable[str]) -> IngestReport | None:
         paths = [p for p in paths if _interesting(p)]
@@ -114,13 +121,18 @@ class Watcher:
             )
         return report
 
-    def run(self, stop_event: threading.Event | None = None) -> None:
+    def run(self, stop_event: Any = None) -> None:
         from watchfiles import watch
 
+        from sessions.jobs import job_run_here
+
         lower_thread_priority(settings.MEMVIZ_WATCH_NICE)
-        # Catch up first: anything written before the watch started is read once, here; and
-        # once more at the first idle tick, which closes the gap before the watch was set up.
-        self._safe(lambda: ingest_path(self.root))
+        # Catch up first: anything written before the watch started is read once, here, as a
+        # job (its progress shows on the home page: the first ingest of a large root takes
+        # minutes); and once more at the first idle tick, which closes the gap before the
+        # watch was set up.
+        self.full_pending = True
+        self._flush(first=lambda: job_run_here(self.root))
         for changes in watch(
             self.root,
             step=settings.MEMVIZ_WATCH_STEP_MS,
@@ -131,22 +143,118 @@ class Watcher:
             raise_interrupt=False,
             watch_filter=lambda _change, path: _interesting(path),
         ):
-            if not changes:
-                if not self.ready.is_set():
-                    self._safe(lambda: ingest_path(self.root))
-                    self.ready.set()
+            self.missed.update(p for _c, p in changes if _interesting(p))
+            if not changes and not self.ready.is_set():
+                self.full_pending = True
+                self._flush()
+                self.ready.set()
                 continue
-            self._safe(lambda changes=changes: self.ingest_changes(p for _c, p in changes))
+            self._flush()
 
-    def _safe(self, fn: Any) -> None:
-        for attempt in range(3):
-            try:
-                fn()
+    def _flush(self, first: Any = None) -> None:
+        """Ingest what is owed. A database error keeps it all for a later tick (with a growing
+        pause): the outage ends and the same paths are ingested then. Any other error drops
+        the batch after three tries (a file that breaks ingest must not stall the watcher)."""
+        if not (self.full_pending or self.missed) or time.monotonic() < self.retry_at:
+            return
+        taken = set(self.missed)
+        try:
+            close_old_connections()
+            if self.full_pending:
+                (first or (lambda: ingest_path(self.root)))()
+                self.full_pending = False
+            elif taken:
+                self.ingest_changes(sorted(taken))
+        except Exception as exc:  # noqa: BLE001 - the watcher must outlive one bad pass
+            self.failures += 1
+            outage = isinstance(exc, (OperationalError, InterfaceError))
+            log.log(
+                logging.WARNING if self.failures == 1 else logging.DEBUG,
+                "watch: ingest failed (attempt %d)%s",
+                self.failures,
+                "; kept for when the database is back" if outage else "",
+                exc_info=True,
+            )
+            close_old_connections()
+            if outage or self.failures < 3:
+                self.retry_at = time.monotonic() + min(5.0, 0.2 * 2**self.failures)
                 return
-            except Exception:  # noqa: BLE001 - the watcher must outlive one bad pass
-                log.exception("watch: ingest failed (attempt %d)", attempt + 1)
-                close_old_connections()
-                time.sleep(0.2)
+            self.full_pending = False  # a file that breaks ingest: give up on this batch
+        else:
+            if self.failures:
+                log.warning("watch: ingest works again after %d failed attempts", self.failures)
+        self.missed -= taken
+        self.failures = 0
+        self.retry_at = 0.0
+
+
+class EitherEvent:
+    """Set when either event is: watchfiles stops on the caller's stop or on a lost election."""
+
+    def __init__(self, a: threading.Event, b: threading.Event) -> None:
+        self.a, self.b = a, b
+
+    def is_set(self) -> bool:
+        return self.a.is_set() or self.b.is_set()
+
+
+WATCH_LOCK = "watcher"
+ELECTION_POLL_S = 1.0  # how often a standby asks for the lock, and the holder checks it
+
+
+def watch_elected(
+    path: Path,
+    *,
+    stdout: IO[str] | Any | None = None,
+    stop_event: threading.Event | None = None,
+    watcher: Watcher | None = None,
+) -> None:
+    """Watch ``path`` while this process holds the watch lock; otherwise stand by and take
+    over within about a second of the holder's death. Any number of processes may run this:
+    exactly one watches (on PostgreSQL across machines, on SQLite on this machine)."""
+    from memviz.process_lock import Contender
+
+    stop = stop_event or threading.Event()
+    watcher = watcher or Watcher(path, stdout=stdout)
+    contender = Contender(WATCH_LOCK)
+    waiting_said = False
+    while not stop.is_set():
+        try:
+            held = contender.attempt()
+        except Exception:  # noqa: BLE001 - the database is down: ask again after it
+            log.debug("watch: election failed", exc_info=True)
+            stop.wait(ELECTION_POLL_S)
+            continue
+        if held is None:
+            if stdout is not None and not waiting_said:
+                stdout.write(f"another process watches {path}; standing by")
+                waiting_said = True
+            stop.wait(ELECTION_POLL_S)
+            continue
+        lost = threading.Event()
+        keeper = threading.Thread(
+            target=_keep, args=(held, stop, lost), name="memviz-watch-lock", daemon=True
+        )
+        keeper.start()
+        try:
+            if stdout is not None:
+                stdout.write(f"watching {path} (Ctrl-C to stop)")
+            watcher.run(EitherEvent(stop, lost))
+        finally:
+            lost.set()
+            keeper.join(timeout=5)
+            held.release()
+            connection.close()
+        waiting_said = False
+    contender.close()
+
+
+def _keep(held: Any, stop: threading.Event, lost: threading.Event) -> None:
+    """Set ``lost`` when the lock's connection dies (a database restart frees the lock)."""
+    while not (stop.wait(ELECTION_POLL_S) or lost.is_set()):
+        if not held.alive():
+            log.warning("watch: lost the watch lock (database connection gone); re-electing")
+            lost.set()
 
 
 def watch_forever(
@@ -156,17 +264,16 @@ def watch_forever(
     stop_event: threading.Event | None = None,
     watcher: Watcher | None = None,
 ) -> None:
-    if stdout is not None:
-        stdout.write(f"watching {path} (Ctrl-C to stop)")
-    watcher = watcher or Watcher(path, stdout=stdout)
     try:
-        watcher.run(stop_event)
+        watch_elected(path, stdout=stdout, stop_event=stop_event, watcher=watcher)
     finally:
         connection.close()
 
 
-def start_watch_thread(path: Path, *, stdout: IO[str] | Any | None = None):  # type: ignore[no-untyped-def]
-    """Run the watcher in a daemon thread of this process; returns (watcher, thread, stop_event)."""
+def start_watch_thread(
+    path: Path, *, stdout: IO[str] | Any | None = None
+) -> tuple[Watcher, threading.Thread, threading.Event]:
+    """Run the (elected) watcher in a daemon thread; returns (watcher, thread, stop_event)."""
     stop = threading.Event()
     watcher = Watcher(Path(path), stdout=stdout)
     thread = threading.Thread(

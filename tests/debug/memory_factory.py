@@ -82,3 +82,22 @@ def write_agent(
     state = {"activeMmdFile": active or next(iter(canvases), None), "mmdCounter": len(canvases)}
     (folder / "state.json").write_text(json.dumps(state, indent=2), "utf-8")
     return folder
+
+
+def write_big_agent(root: Path, name: str = "big", rows: int = 20_000) -> Path:
+    """One agent of 8 offload JSONLs (rows / 8 each), a ref every 500 rows, an 8-node canvas."""
+    nodes = [node(f"001-N{i}", f"step {i}", "done", i) for i in range(1, 9)]
+    sessions = {
+        f"s{s}": [
+            {
+                "minutes": s * 3000 + i / 10,
+                "tool": "exec:ls",
+                "node": f"001-N{s + 1}",
+                "summary": f"listed folder {s}-{i}",
+                "ref": i % 500 == 0,
+            }
+            for i in range(rows // 8)
+        ]
+        for s in range(8)
+    }
+    return write_agent(root, name, sessions, {"001-task.mmd": canvas("a big agent", nodes)})

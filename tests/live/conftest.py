@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,16 +25,38 @@ def free_port() -> int:
 
 
 def wait_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = None) -> None:
+    """Wait until ``port`` listens; for a ``manage.py run``, also until its first ingest (a
+    background job since issue 20) has ended, as the tests expect the data root indexed."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
             raise RuntimeError(f"server exited with {proc.returncode}")
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
+                break
         except OSError:
             time.sleep(0.1)
-    raise TimeoutError(f"nothing listens on {port}")
+    else:
+        raise TimeoutError(f"nothing listens on {port}")
+    if proc is not None and "run" in list(proc.args)[2:3]:
+        wait_first_ingest(port, deadline)
+
+
+def wait_first_ingest(port: int, deadline: float, grace: float = 3.0) -> None:
+    """Until the home page lists jobs and none is unfinished (or it lists none for ``grace`` s:
+    no data root; or it is not readable anonymously)."""
+    started = time.monotonic()
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/?format=json", timeout=5) as r:
+                jobs = json.load(r).get("jobs", [])
+        except (OSError, ValueError):
+            return  # not open to anonymous viewers (403) or not JSON: nothing to wait for
+        if jobs and all(job["finished"] for job in jobs):
+            return
+        if not jobs and time.monotonic() - started > grace:
+            return
+        time.sleep(0.1)
 
 
 def server_env(var_dir: Path, data_root: Path, **extra: str) -> dict[str, str]:

@@ -35,7 +35,7 @@ from sessions.jobs import job_retry, jobs_recover
 from sessions.management.commands.run import celery_worker_command
 from sessions.models import Agent, IngestJob
 from sessions.views import ingest_start
-from tests.debug.memory_factory import canvas, node, write_agent
+from tests.debug.memory_factory import write_agent, write_big_agent
 from tests.sessions.test_celery_worker import database_url
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
@@ -48,21 +48,7 @@ LIMIT_S = 60  # a path that has not finished by then hangs
 def big_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data root of one agent: 8 offload JSONLs x 2,500 rows, some refs, a small canvas."""
     root = tmp_path_factory.mktemp("big") / "root"
-    nodes = [node(f"001-N{i}", f"step {i}", "done", i) for i in range(1, 9)]
-    sessions = {
-        f"s{s}": [
-            {
-                "minutes": s * 3000 + i / 10,
-                "tool": "exec:ls",
-                "node": f"001-N{s + 1}",
-                "summary": f"listed folder {s}-{i}",
-                "ref": i % 500 == 0,  # a few refs: the rows are what froze
-            }
-            for i in range(ROWS // 8)
-        ]
-        for s in range(8)
-    }
-    write_agent(root, "big", sessions, {"001-task.mmd": canvas("a big agent", nodes)})
+    write_big_agent(root, "big", ROWS)  # a few refs: the rows are what froze
     return root
 
 
@@ -150,9 +136,9 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def test_run_serves_after_its_first_ingest_of_a_20k_row_agent(big_root: Path) -> None:
-    """`manage.py run` ingests the data root (the `ingest` command, eagerly) before it listens:
-    it froze there for good."""
+def test_run_serves_and_finishes_its_first_ingest_of_a_20k_row_agent(big_root: Path) -> None:
+    """`manage.py run` ingests the data root as a job in the background (it froze for good when
+    it ran the `ingest` command before listening)."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "manage.py", "run", "--no-worker", "--no-watch", "--port", str(port)],
@@ -173,6 +159,11 @@ def test_run_serves_after_its_first_ingest_of_a_20k_row_agent(big_root: Path) ->
                 if time.monotonic() > deadline:
                     pytest.fail(f"manage.py run did not serve within {LIMIT_S} s")
                 time.sleep(0.3)
+        while not IngestJob.objects.filter(status__in=("done", "failed")).exists():
+            assert server.poll() is None, server.stderr.read()[-2000:] if server.stderr else ""
+            if time.monotonic() > deadline:
+                pytest.fail(f"manage.py run's first ingest did not end within {LIMIT_S} s")
+            time.sleep(0.3)
     finally:
         stop(server)
     assert_indexed(IngestJob.objects.get().pk)

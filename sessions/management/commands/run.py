@@ -1,9 +1,14 @@
-"""``manage.py run``: the embedded default — migrate, ingest, a Celery worker, the watcher, the server.
+"""``manage.py run``: the embedded default — migrate, a Celery worker, the watcher, the server.
 
 Everything runs on this machine with no external server: SQLite, the filesystem Celery broker and
 an in-memory Channels layer (Redis and PostgreSQL take over when REDIS_URL / DATABASE_URL are set).
 Without Redis the watcher runs as a thread of the web server process, so its broadcasts reach the
 browsers connected to it; with Redis it runs as ``manage.py watch`` in its own process.
+
+The server listens at once: the first ingest of the data root is the watcher's catch-up pass,
+run as a job in the background (its progress shows on the home page). Any number of ``run``s may
+share a database (docs/deploy.md): ``migrate`` runs under a lock, and only one watcher watches
+(elected, sessions/watch.py); the others stand by and one takes over when it dies.
 
 Who may read is decided here, from the address actually bound: anonymous viewing only on loopback.
 A worker (or watcher process) that dies is started again, so queued uploads do not wait for a
@@ -25,6 +30,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
 from memviz.local_state import anonymous_view_allowed, cookie_names
+from memviz.parent_guard import child_env
+from memviz.process_lock import lock_held
 from memviz.public_errors import public_message
 
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)  # a child that keeps dying is restarted more slowly
@@ -62,7 +69,7 @@ class Supervisor:
     def start(self, name: str, command: list[str]) -> None:
         with self.lock:
             self.commands[name] = command
-            self.children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR)
+            self.children[name] = subprocess.Popen(command, cwd=settings.BASE_DIR, env=child_env())
         if not self.thread.is_alive():
             self.thread.start()
 
@@ -79,7 +86,7 @@ class Supervisor:
                     return
                 with self.lock:
                     self.children[name] = subprocess.Popen(
-                        self.commands[name], cwd=settings.BASE_DIR
+                        self.commands[name], cwd=settings.BASE_DIR, env=child_env()
                     )
                     self.restarts[name] = count + 1
 
@@ -112,22 +119,26 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         host = options["host"]
         self.expose(host)
-        # cookies of this port only: another program on this host never gets or sets them
+        if settings.MEMVIZ_KEY_MAY_DIFFER:
+            self.stderr.write(
+                "PostgreSQL without MEMVIZ_SECRET_KEY or MEMVIZ_SHARED_DIR: every memviz process "
+                "on this database must share one secret key, or logins fail on the others "
+                "(docs/deploy.md)"
+            )
+        # cookies of this port only: another program on this host never gets or sets them.
+        # Several web processes behind one plain-HTTP address share the proxy's port's names
+        # (MEMVIZ_COOKIE_PORT, docs/deploy.md); behind TLS the names carry no port.
+        port = int(os.environ.get("MEMVIZ_COOKIE_PORT") or options["port"])
         settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME = cookie_names(
-            options["port"], tls=settings.MEMVIZ_BEHIND_TLS_PROXY
+            port, tls=settings.MEMVIZ_BEHIND_TLS_PROXY
         )
-        call_command("migrate", verbosity=0)
-        from canvases.write_path import intents_recover_all
+        with lock_held("migrate"):  # several `run`s starting together migrate once
+            call_command("migrate", verbosity=0)
+            from canvases.write_path import intents_recover_all
 
-        if pending := intents_recover_all():  # changes a killed process left half done
-            self.stdout.write(f"finished or dropped {pending} interrupted change(s)")
+            if pending := intents_recover_all():  # changes a killed process left half done
+                self.stdout.write(f"finished or dropped {pending} interrupted change(s)")
         root = Path(settings.MEMVIZ_DATA_ROOT)
-        self.stdout.write(f"data root: {root}")
-        if root.is_dir():
-            try:
-                call_command("ingest", str(root))
-            except Exception as exc:  # noqa: BLE001 - serve what is indexed; the watcher retries
-                self.stderr.write(f"first ingest failed: {public_message(exc)}")
         supervisor = Supervisor(self.stdout)
         if not options["no_worker"]:
             supervisor.start("celery worker", celery_worker_command())
@@ -139,6 +150,10 @@ class Command(BaseCommand):
             start_watch_thread(root, stdout=self.stdout)
         elif not options["no_watch"] and root.is_dir():
             supervisor.start("watcher", [sys.executable, "manage.py", "watch", str(root)])
+        elif root.is_dir():
+            threading.Thread(
+                target=self.first_ingest, args=(root,), name="memviz-first-ingest", daemon=True
+            ).start()
         self.stdout.write(f"memviz on http://{host}:{options['port']}/")
         try:
             from daphne.cli import CommandLineInterface
@@ -150,6 +165,19 @@ class Command(BaseCommand):
             )
         finally:
             supervisor.stop()
+
+    def first_ingest(self, root: Path) -> None:
+        """Without a watcher: the data root ingested once, as a job, while pages are served."""
+        from django.db import connection
+
+        from sessions.jobs import job_run_here
+
+        try:
+            job_run_here(root)
+        except Exception as exc:  # noqa: BLE001 - pages serve what is indexed; retry offered
+            self.stderr.write(f"first ingest failed: {public_message(exc)}")
+        finally:
+            connection.close()
 
     def expose(self, host: str) -> None:
         """Decide anonymous viewing from the address really bound, for this process and children."""

@@ -1,4 +1,8 @@
-"""``manage.py watch [ROOT]``: follow a data root and keep the index (and open pages) live."""
+"""``manage.py watch [ROOT]``: follow a data root and keep the index (and open pages) live.
+
+Any number may run against one database: one is elected to watch, the others stand by and one
+takes over within seconds when it dies (sessions/watch.py ``watch_elected``).
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,197 @@
+"""docs/deploy.md as written: PostgreSQL, Redis, two `make web` and two `make worker` processes on
+loopback, as two "machines" (each its own var/, sharing only the data root and MEMVIZ_SHARED_DIR),
+on an agent of 20,000 rows. Checks what a team relies on: a login and an edit made through one web
+process hold on the other; uploads through either are indexed and readable through both; a worker
+killed with kill -9 mid-job has its job finished by the other. PostgreSQL pass only (CI's second).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.live.conftest import REPO, free_port, wait_port
+from tests.live.test_topology import big_agent, until
+
+sys.path.insert(0, str(REPO / "bench"))
+from load import Browser, postgres_database  # noqa: E402
+
+pytestmark = [pytest.mark.slow, pytest.mark.database]
+ROWS = 20_000
+
+
+@pytest.fixture
+def deployment(tmp_path: Path) -> Iterator[dict]:
+    if not os.environ.get("DATABASE_URL", "").startswith("postgres"):
+        pytest.skip("the deploy guide's topology runs on PostgreSQL (CI's second pass)")
+    if shutil.which("make") is None or not (REPO / ".venv" / "bin" / "celery").exists():
+        pytest.skip("needs make and the .venv of `make setup`")
+    from tests.concurrency.postgres_server import postgres_server_url
+
+    redis_port = free_port()
+    redis = subprocess.Popen(
+        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""],
+        stdout=subprocess.DEVNULL,
+    )
+    wait_port(redis_port, proc=redis)
+    root = tmp_path / "root"
+    big_agent(root)
+    with postgres_database(postgres_server_url()) as url:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MEMVIZ_"))}
+        base.update(
+            DATABASE_URL=url,
+            REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
+            MEMVIZ_DATA_ROOT=str(root),
+            MEMVIZ_SHARED_DIR=str(tmp_path / "shared"),
+            MEMVIZ_SECRET_KEY="a-test-key-shared-by-every-process-of-this-deployment",
+            MEMVIZ_COOKIE_PORT="8000",  # the test plays a plain-HTTP proxy on one port
+            MEMVIZ_LOG_LEVEL="WARNING",
+            MEMVIZ_JOB_HEARTBEAT_SECONDS="0.5",
+            MEMVIZ_JOB_STALE_SECONDS="4",
+            PYTHONUNBUFFERED="1",
+        )
+        procs: list[subprocess.Popen] = []
+        hold = tmp_path / "hold"
+
+        def machine(n: int) -> dict[str, str]:
+            return {**base, "MEMVIZ_VAR_DIR": str(tmp_path / f"var{n}")}
+
+        def make(name: str, env: dict[str, str], *args: str) -> subprocess.Popen:
+            proc = subprocess.Popen(
+                ["make", "--no-print-directory", *args],
+                cwd=REPO,
+                env=env,
+                stdout=(tmp_path / f"{name}.log").open("w"),
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # the whole group is stopped at the end
+            )
+            procs.append(proc)
+            return proc
+
+        subprocess.run(["make", "migrate"], cwd=REPO, env=machine(1), check=True, capture_output=True)
+        code = "from django.contrib.auth.models import User; User.objects.create_user('ana', password='pw-123456')"
+        subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", code], cwd=REPO, env=machine(1), check=True
+        )
+        ports = [free_port(), free_port()]
+        for n, port in enumerate(ports, 1):
+            make(f"web{n}", machine(n), "web", f"PORT={port}")
+        for n in (1, 2):  # the workers hold a claimed job while the hold file exists
+            make(f"worker{n}", {**machine(n), "MEMVIZ_TEST_HOLD_FILE": str(hold)}, "worker", f"NAME=w{n}")
+        logs = sorted(tmp_path.glob("*.log"))
+        try:
+            for port in ports:
+                wait_port(port, timeout=90)
+            yield {"ports": ports, "root": root, "hold": hold, "logs": logs, "env": machine(1)}
+        finally:
+            for proc in procs:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+            for proc in procs:
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+            redis.terminate()
+            redis.wait(10)
+
+
+def agent_rows(browser: Browser, slug: str) -> int:
+    agents = browser.get("/?format=json").json()["agents"]
+    return next((a["rows"] for a in agents if a["slug"] == slug), 0)
+
+
+def upload(browser: Browser, name: str, source: Path) -> int:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                archive.write(path, f"{name}/{path.relative_to(source).as_posix()}")
+    boundary = "memvizboundary"
+    body = (
+        f"--{boundary}\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"{name}.zip\"\r\n"
+        "Content-Type: application/zip\r\n\r\n"
+    ).encode() + buffer.getvalue() + f"\r\n--{boundary}--\r\n".encode()
+    answer = browser.request(
+        "POST",
+        "/upload/?format=json",
+        body,
+        {
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "X-CSRFToken": browser.csrf(),
+            "Referer": browser.base + "/",
+        },
+    )
+    assert answer.status == 202, answer.body[:300]
+    return answer.json()["id"]
+
+
+def job_of(browser: Browser, job_id: int) -> dict:
+    return browser.get(f"/jobs/{job_id}/?format=json").json()["job"]
+
+
+def job_worker_pid(database_url: str, job_id: int) -> int:
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        row = conn.execute("SELECT worker FROM agent_sessions_ingestjob WHERE id = %s", [job_id])
+        return int(row.fetchone()[0].rpartition(":")[2])
+
+
+def test_the_deploy_guide_topology(deployment: dict) -> None:
+    url1, url2 = (f"http://127.0.0.1:{port}" for port in deployment["ports"])
+    logs = deployment["logs"]
+    one, two = Browser(url1), Browser(url2)
+    until("the first ingest, on both", lambda: agent_rows(one, "big") == ROWS, 180, *logs)
+    assert agent_rows(two, "big") == ROWS
+
+    # One person behind a proxy that sends each request to either process: signed in on one,
+    # signed in on the other (one secret key); an edit through either is what the other shows.
+    one.login("ana", "pw-123456")
+    two.jar, two.opener = one.jar, one.opener
+    canvas = "/a/big/c/001-task.mmd/"
+    base = two.get(canvas + "?format=json").json()["content_hash"]
+    for n, (through, other) in enumerate([(one, two), (two, one)]):
+        edit = through.post_json(
+            canvas + "ops/?format=json",
+            {"op": "annotate", "node": "001-N1", "text": f"through web {n + 1}", "base": base},
+        )
+        assert edit.status == 200, edit.body[:300]
+        base = edit.json()["hash"]
+        assert other.get(canvas + "?format=json").json()["content_hash"] == base
+
+    # Uploads through either process: stored in the shared folder, indexed by a worker on
+    # either "machine", read through the other process.
+    for n, (through, other) in enumerate([(one, two), (two, one)]):
+        job = upload(through, f"up{n}", deployment["root"] / "big")
+        until(f"upload {n}", lambda j=job, t=through: job_of(t, j)["status"] == "done", 120, *logs)
+        (slug,) = job_of(through, job)["report"]["agents"]  # the name plus its path's hash
+        assert agent_rows(other, slug) == ROWS
+        session = other.get(f"/a/{slug}/?format=json").json()["sessions"][0]["id"]
+        assert other.get(f"/a/{slug}/s/{session}/?format=json").status == 200
+
+    # kill -9 of the worker process running a job: the job is run again and finishes.
+    hold = deployment["hold"]
+    hold.touch()
+    job = upload(one, "killed", deployment["root"] / "big")
+    until("the job claimed", lambda: job_of(one, job)["status"] == "running", 60, *logs)
+    os.kill(job_worker_pid(deployment["env"]["DATABASE_URL"], job), signal.SIGKILL)
+    hold.unlink()
+    done = until(
+        "the job recovered",
+        lambda: (j := job_of(two, job))["status"] == "done" and j,
+        120,
+        *logs,
+    )
+    assert done["attempts"] >= 2
+    assert agent_rows(two, done["report"]["agents"][0]) == ROWS
