@@ -8,7 +8,6 @@ ingest (or the periodic full check) lists it and re-reads prefixes, catching the
 from __future__ import annotations
 
 import json
-import os
 import tracemalloc
 from pathlib import Path
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from sessions import ref_index
 from sessions.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, Ref
 from tests.sessions.test_incremental import append_row, assert_ref_figures, write_ref
@@ -37,9 +36,9 @@ class Spy:
 
         def note(real):  # type: ignore[no-untyped-def]
             def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
-                if isinstance(path, (str, os.PathLike)):
-                    if os.path.dirname(os.path.abspath(os.fspath(path))) == self.refs:
-                        self.statted.append(os.path.basename(os.fspath(path)))
+                named = isinstance(path, (str, os.PathLike))
+                if named and os.path.dirname(os.path.abspath(os.fspath(path))) == self.refs:
+                    self.statted.append(os.path.basename(os.fspath(path)))
                 return real(path, *args, **kwargs)
 
             return spy
