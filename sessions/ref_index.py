@@ -214,18 +214,20 @@ def _scan_dir(
     if not Ref.objects.filter(agent=agent, name__startswith=prefix).exists():
         with CopyStream() as copies:
             return _first_scan(agent, folder, refs_dir, prefix, keep_names, copies)
-    listed = {prefix + name for name in _ref_names(refs_dir)}
+    # Names only (the types of new files are checked when they are read: ``_read``), and the
+    # index's names as plain tuples: a changed folder of 250k refs costs a fraction of a second.
+    listed = {prefix + n for n in os.listdir(refs_dir) if n.endswith(".md") and n[0] != "."}
+    indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).order_by()
+    sql, params = indexed.values_list("pk", "name", "size").query.sql_with_params()
     gone = []
-    for pk, name, size in (
-        Ref.objects.filter(agent=agent, name__startswith=prefix)
-        .order_by()
-        .values_list("pk", "name", "size")
-        .iterator(chunk_size=BATCH)
-    ):
-        if name in listed:
-            listed.discard(name)  # what is left once the index is read: the new refs
-        elif not os.path.lexists(folder.path / name):
-            gone.append((pk, size))
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while chunk := cursor.fetchmany(BATCH):
+            for pk, name, size in chunk:
+                if name in listed:
+                    listed.discard(name)  # what is left once the index is read: the new refs
+                elif not os.path.lexists(folder.path / name):
+                    gone.append((pk, size))
     change = RefsChange(keep_names=keep_names)
     with CopyStream() as copies:
         change.add(_apply(agent, folder, [], [], gone, copies))

@@ -27,12 +27,15 @@ class Spy:
         self.refs = os.path.abspath(refs)
         self.listed = 0
         self.statted: list[str] = []
-        real_scandir, real_lstat, real_stat = os.scandir, os.lstat, os.stat
+        real_lstat, real_stat = os.lstat, os.stat
 
-        def scandir(path=".", *args, **kwargs):  # type: ignore[no-untyped-def]
-            if os.path.abspath(os.fspath(path)) == self.refs:
-                self.listed += 1
-            return real_scandir(path, *args, **kwargs)
+        def lister(real):  # type: ignore[no-untyped-def]
+            def spy(path=".", *args, **kwargs):  # type: ignore[no-untyped-def]
+                if os.path.abspath(os.fspath(path)) == self.refs:
+                    self.listed += 1
+                return real(path, *args, **kwargs)
+
+            return spy
 
         def note(real):  # type: ignore[no-untyped-def]
             def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -43,7 +46,8 @@ class Spy:
 
             return spy
 
-        monkeypatch.setattr(os, "scandir", scandir)
+        monkeypatch.setattr(os, "scandir", lister(os.scandir))
+        monkeypatch.setattr(os, "listdir", lister(os.listdir))
         monkeypatch.setattr(os, "lstat", note(real_lstat))
         monkeypatch.setattr(os, "stat", note(real_stat))
 
