@@ -91,5 +91,5 @@ def test_the_pager_links_walk_the_filtered_view(client: Client, big: Path) -> No
     assert nxt["href"].startswith("?min_score=5&after=")
     second = BeautifulSoup(client.get(URL + nxt["href"]).content, "html.parser")
     links = {a["href"] for a in second.select("nav.pager a")}
-    assert "?min_score=5&" in links  # first page
+    assert "?min_score=5" in links  # first page
     assert any(h.startswith("?min_score=5&before=") for h in links)
