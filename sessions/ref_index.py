@@ -215,19 +215,21 @@ def _scan_dir(
         with CopyStream() as copies:
             return _first_scan(agent, folder, refs_dir, prefix, keep_names, copies)
     # Names only (the types of new files are checked when they are read: ``_read``), and the
-    # index's names as plain tuples: a changed folder of 250k refs costs a fraction of a second.
+    # index's names as plain tuples from the (agent, name) index alone: a changed folder of
+    # 250k refs costs a fraction of a second.
     listed = {prefix + n for n in os.listdir(refs_dir) if n.endswith(".md") and n[0] != "."}
     indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).order_by()
-    sql, params = indexed.values_list("pk", "name", "size").query.sql_with_params()
-    gone = []
+    sql, params = indexed.values_list("name").query.sql_with_params()
+    missing = []
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         while chunk := cursor.fetchmany(BATCH):
-            for pk, name, size in chunk:
+            for (name,) in chunk:
                 if name in listed:
                     listed.discard(name)  # what is left once the index is read: the new refs
                 elif not os.path.lexists(folder.path / name):
-                    gone.append((pk, size))
+                    missing.append(name)
+    gone = [(pk, size) for part in _chunks(missing) for pk, _n, size, _m in _known(agent, part)]
     change = RefsChange(keep_names=keep_names)
     with CopyStream() as copies:
         change.add(_apply(agent, folder, [], [], gone, copies))
