@@ -6,7 +6,8 @@
 Data: ``bench/generate_root.py`` (4 agents, one ref per row), generated once per size into
 ``--roots`` and reused. Each (database, size) runs in a fresh process and database, so peak RSS
 is that ingest's own: ingest, unchanged re-ingest, the watcher's unit of work (one row + its
-ref appended, ``ingest_agent_dir`` with the changed paths), then requests through Django's
+ref appended, ``ingest_agent_dir`` with the changed paths), the explicit ingest after it (the
+refs folder moved since its last full scan) and after one more row + ref, then requests through Django's
 test client. Printed: every figure at every size, its growth (largest / smallest size) against
 the target, and ratios to floors measured in the same run (reading and parsing the files;
 a minimal view; writing the appended bytes).
@@ -147,6 +148,21 @@ def worker(root: Path, requests: int, appends: int) -> dict:
     out["append_ms"] = _timed(append_unit, appends)
     out["append_floor_ms"] = floor_append
 
+    # What `manage.py ingest` does once the watcher has been indexing: the refs folder changed
+    # since the last full scan though the index holds everything; then one row and its ref
+    # appended with no watcher (an explicit ingest finds them).
+    started = time.perf_counter()
+    after_watch = ingest_path(root)
+    out["reingest_after_watch_ms"] = (time.perf_counter() - started) * 1000
+    assert after_watch.rows_added == 0 and after_watch.refs_indexed == 0, after_watch.as_dict()
+
+    def append_then_ingest(i: int) -> None:
+        write_pair(20_000 + i)
+        part = ingest_path(root)
+        assert part.rows_added == 1 and part.refs_indexed == 1, part.as_dict()
+
+    out["ingest_after_append_ms"] = _timed(append_then_ingest, max(3, appends // 10))
+
     agent = Agent.objects.get(slug="agent-00")
     other = Agent.objects.get(slug="agent-01")
     session = AgentSession.objects.filter(agent=other).order_by("session_id").first()
@@ -172,6 +188,7 @@ def worker(root: Path, requests: int, appends: int) -> dict:
         "lint page": f"/a/agent-00/c/{big.filename}/lint/",
         "session page": f"/a/agent-00/s/{own_session.session_id}/",
         "session page node=": f"/a/agent-00/s/{own_session.session_id}/?node={node}",
+        "session page min_score=, deep": _deep_filtered(own_session),
         "node detail": f"/a/agent-00/c/{big.filename}/n/{node}/?format=json",
     }
     first = client.get("/search/?q=deploy&format=json").json()
@@ -194,6 +211,15 @@ def worker(root: Path, requests: int, appends: int) -> dict:
     # The machine is shared: figures mean little without the load they were measured under.
     out["load_avg"] = os.getloadavg()
     return out
+
+
+def _deep_filtered(session) -> str:  # type: ignore[no-untyped-def]
+    """A page of a filtered session near its end (the one OFFSET paging paid most for)."""
+    from sessions.models import Row
+
+    matching = Row.objects.filter(session=session, score__gte=5).order_by("-line_no")
+    cursor = matching.values_list("line_no", flat=True)[100]
+    return f"/a/agent-00/s/{session.session_id}/?min_score=5&after={cursor}"
 
 
 def _floor_urls() -> None:
@@ -353,6 +379,16 @@ def summarise(results: dict[str, dict[int, dict]]) -> tuple[list[str], bool]:
         row("ingest peak RSS", rss, "MB", "<= 150 MB", rss[-1] <= 150)
         re_s = [by_size[s]["reingest_s"] for s in sizes]
         row("re-ingest, unchanged", re_s, "s", "<= 0.5 s", re_s[-1] <= 0.5)
+        for key, label in (
+            ("reingest_after_watch_ms", "re-ingest after watcher appends"),
+            ("ingest_after_append_ms", "ingest after 1 row+ref, median"),
+        ):
+            if not all(key in by_size[s] for s in sizes):
+                continue  # results of an older run
+            values = [by_size[s][key] for s in sizes]
+            values = [pct(v, 50) if isinstance(v, list) else v for v in values]
+            unit = "ms" if key.endswith("_ms") else "s"
+            row(label, values, unit, "<= 2x", values[-1] <= GROWTH * values[0])
         for key, label in (
             ("append_floor_ms", "floor: write row + ref"),
             ("append_ms", "append row+ref (watcher unit) p95"),

@@ -4,16 +4,18 @@ Bodies stay on disk (unless ``MEMVIZ_INDEX_REF_TEXT``). Two ways to learn what c
 
 * ``refs_named``, the live path: the refs that new rows point at (``result_ref``) and that the
   watcher saw written; a stat and a header read each, whatever the size of the folder.
-* ``refs_full_scan``: lists a refs folder whose mtime moved since its last full scan, a batch
-  of names at a time, and catches what the live path cannot know of: refs written without a
-  row, and refs deleted. It runs on every ingest that checks everything (an explicit one, and
-  the live path's periodic full pass).
+* ``refs_full_scan``: lists a refs folder whose mtime or size moved since its last full scan
+  and checks the names against the index's (no stat per indexed ref: refs are written once),
+  catching what the live path cannot know of: refs written without a row, and refs deleted.
+  It runs on every ingest that checks everything (an explicit one, and the live path's
+  periodic full pass); an unchanged folder costs one stat.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +163,9 @@ def refs_named(
 def refs_full_scan(agent: Agent, folder: AgentFolder, *, keep_names: bool = True) -> RefsChange:
     """List every refs folder that changed since its last full scan (see the module doc).
 
-    A folder whose mtime is unchanged gained or lost no file: refs are written once.
+    A folder whose mtime and size are those of its last scan gained or lost no file: it is
+    neither listed nor are its files statted, so an unchanged re-ingest costs the same at any
+    number of refs.
     """
     change = RefsChange(keep_names=keep_names)
     tracked_by_rel = {
@@ -170,59 +174,95 @@ def refs_full_scan(agent: Agent, folder: AgentFolder, *, keep_names: bool = True
     for refs_dir in ref_dirs(folder):
         rel_dir = os.path.relpath(refs_dir, folder.path)
         try:
-            dir_mtime = refs_dir.stat().st_mtime_ns
+            st = refs_dir.stat()
         except FileNotFoundError:
             continue
         tracked = tracked_by_rel.get(rel_dir) or TrackedFile(
             agent=agent, relpath=rel_dir, kind="refs-dir", mtime_ns=-1
         )
-        if tracked.mtime_ns == dir_mtime:
+        if (tracked.mtime_ns, tracked.size) == (st.st_mtime_ns, st.st_size):
             continue
         prefix = f"{Path(rel_dir).as_posix()}/"
         change.add(_scan_dir(agent, folder, refs_dir, prefix, keep_names))
-        tracked.mtime_ns = dir_mtime
+        # Timestamps come from a coarse clock (a jiffy; a second or two on some filesystems):
+        # a ref added after the listing within the same tick leaves the mtime as it was. A
+        # folder changed that recently is listed again next time instead of trusted.
+        racy = time.time_ns() - st.st_mtime_ns < RACY_SECONDS * 1e9
+        tracked.mtime_ns = -1 if racy else st.st_mtime_ns
+        tracked.size = st.st_size
         tracked.save()
     return change
+
+
+# How recent a folder's mtime may be for a scan of it to be trusted (see refs_full_scan).
+RACY_SECONDS = 2.0
 
 
 def _scan_dir(
     agent: Agent, folder: AgentFolder, refs_dir: Path, prefix: str, keep_names: bool
 ) -> RefsChange:
-    change = RefsChange(keep_names=keep_names)
-    seen = 0
+    """Index the refs a changed folder gained and drop those it lost.
+
+    Refs are written once (spec §3: the plugin never rewrites one), so a name already indexed
+    is not statted again: a folder scan costs one listing and one pass over the index's names,
+    not a stat and a lookup per ref. A ref rewritten in place anyway is re-read when the
+    watcher names it (``refs_named``).
+    """
     # A folder none of whose refs is indexed yet (a first ingest) needs no lookups: the listing
-    # names each file once, and the agent's lock keeps other writers out. Looking up 2,000
-    # names a batch went down the name index once per name: at 250k refs an agent, 73 ms a
-    # batch on PostgreSQL (37 s of a 1M-row ingest).
-    indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).count()
-    first = indexed == 0
-    with os.scandir(refs_dir) as entries, CopyStream() as copies:
-        batch: list[str] = []
+    # names each file once, and the agent's lock keeps other writers out. It is indexed a batch
+    # at a time as it is listed, so a first scan of a million refs holds no list of them.
+    if not Ref.objects.filter(agent=agent, name__startswith=prefix).exists():
+        with CopyStream() as copies:
+            return _first_scan(agent, folder, refs_dir, prefix, keep_names, copies)
+    # Names only (the types of new files are checked when they are read: ``_read``), and the
+    # index's names as plain tuples from the (agent, name) index alone: a changed folder of
+    # 250k refs costs a fraction of a second.
+    listed = {prefix + n for n in os.listdir(refs_dir) if n.endswith(".md") and n[0] != "."}
+    indexed = Ref.objects.filter(agent=agent, name__startswith=prefix).order_by()
+    sql, params = indexed.values_list("name").query.sql_with_params()
+    missing = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        while chunk := cursor.fetchmany(BATCH):
+            for (name,) in chunk:
+                if name in listed:
+                    listed.discard(name)  # what is left once the index is read: the new refs
+                elif not os.path.lexists(folder.path / name):
+                    missing.append(name)
+    gone = [(pk, size) for part in _chunks(missing) for pk, _n, size, _m in _known(agent, part)]
+    change = RefsChange(keep_names=keep_names)
+    with CopyStream() as copies:
+        change.add(_apply(agent, folder, [], [], gone, copies))
+        change.add(refs_named(agent, folder, listed, none_known=True, copies=copies))
+    return change
+
+
+def _ref_names(refs_dir: Path) -> Iterator[str]:
+    """The names of the ref files in a folder (the listing's file types: no stat per file)."""
+    with os.scandir(refs_dir) as entries:
         for entry in entries:
             if entry.name.startswith(".") or not entry.name.endswith(".md"):
                 continue
-            if not entry.is_file(follow_symlinks=False):
-                continue
-            batch.append(prefix + entry.name)
-            if len(batch) >= BATCH:
-                seen += len(batch)
-                change.add(refs_named(agent, folder, batch, none_known=first, copies=copies))
-                batch = []
-        seen += len(batch)
-        change.add(refs_named(agent, folder, batch, none_known=first, copies=copies))
-    # Every listed file is in the index now; more names in the index means some were deleted.
-    # (What the index holds now follows from the count before and this scan's own inserts and
-    # deletes: counting again went over the agent's refs a second time.)
-    if indexed + change.count > seen:
-        stale = []
-        for pk, name, size in (
-            Ref.objects.filter(agent=agent, name__startswith=prefix)
-            .values_list("pk", "name", "size")
-            .iterator(chunk_size=BATCH)
-        ):
-            if not os.path.lexists(folder.path / name):
-                stale.append((pk, size))
-        change.add(_apply(agent, folder, [], [], stale, CopyStream()))
+            if entry.is_file(follow_symlinks=False):
+                yield entry.name
+
+
+def _first_scan(
+    agent: Agent,
+    folder: AgentFolder,
+    refs_dir: Path,
+    prefix: str,
+    keep_names: bool,
+    copies: CopyStream,
+) -> RefsChange:
+    change = RefsChange(keep_names=keep_names)
+    batch: list[str] = []
+    for name in _ref_names(refs_dir):
+        batch.append(prefix + name)
+        if len(batch) >= BATCH:
+            change.add(refs_named(agent, folder, batch, none_known=True, copies=copies))
+            batch = []
+    change.add(refs_named(agent, folder, batch, none_known=True, copies=copies))
     return change
 
 

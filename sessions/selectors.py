@@ -10,7 +10,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from django.conf import settings
-from django.core.paginator import Paginator
 from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -18,6 +17,7 @@ from canvases.models import Canvas, CanvasNode
 from sessions import counters, search
 from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
+from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.models import Agent, AgentSession, Ref, Row
@@ -262,7 +262,6 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
     }
 
 
-SESSION_PAGE_SIZE = 50
 _NO_TIME = datetime.min.replace(tzinfo=UTC)
 
 
@@ -272,6 +271,11 @@ def _last_activity(session: dict[str, Any]) -> datetime:
 
 
 def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) -> dict[str, Any]:
+    """A session's timeline, a page at a time, keyset-paged by ``line_no`` (see ``_session_page``).
+
+    The total of a filtered view is counted on its first page (and old ``?page=`` links) only:
+    counting the matches again on every page was a scan of the session per click.
+    """
     rows = Row.objects.filter(session=session).select_related("session").order_by("line_no")
     unfiltered = rows
     node = params.get("node", "").strip()
@@ -291,14 +295,14 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
         if params.get(key):
             with suppress(ValueError):
                 rows = rows.filter(**{lookup: float(params[key])})
-    paginator = Paginator(rows, SESSION_PAGE_SIZE)
+    page = session_page(rows, params)
+    count: int | None = None
     if rows.query.where == unfiltered.query.where:  # no filter: the count kept at ingest
-        paginator.__dict__["count"] = session.rows_count
-    wanted: int | str = params.get("page") or 1
-    if not params.get("page") and params.get("line", "").isdigit():
-        # the page that holds this line (a row's link from a node panel or a search hit)
-        wanted = rows.filter(line_no__lt=int(params["line"])).count() // SESSION_PAGE_SIZE + 1
-    page = paginator.get_page(wanted)
+        count = session.rows_count
+    elif page.number is not None:
+        count = rows.count()
+    pages = max(1, -(-count // SESSION_PAGE_SIZE)) if count is not None else None
+    number = pages if page.number == LAST else page.number
     return {
         "agent": agent.slug,
         "session": {
@@ -312,10 +316,12 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
             k: params.get(k, "")
             for k in ("node", "unmapped", "offloaded", "min_score", "max_score")
         },
-        "page": page.number,
-        "pages": paginator.num_pages,
-        "count": paginator.count,
-        "rows": rows_json(agent, list(page.object_list)),
+        "page": number,
+        "pages": pages,
+        "count": count,
+        "before": page.before,
+        "after": page.after,
+        "rows": rows_json(agent, page.rows),
     }
 
 

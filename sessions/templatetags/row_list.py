@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import template
 from django.utils.safestring import SafeString
@@ -15,3 +16,10 @@ register = template.Library()
 @register.simple_tag
 def row_list(rows: list[dict[str, Any]], agent_slug: str, show_node: bool) -> SafeString:
     return rows_html(rows, agent_slug=agent_slug, show_node=bool(show_node))
+
+
+@register.filter
+def filter_query(filters: dict[str, str]) -> str:
+    """The set filters as a query string ending in ``&`` (or empty), for the pager's links."""
+    given = {k: v for k, v in filters.items() if v}
+    return urlencode(given) + "&" if given else ""
