@@ -34,6 +34,8 @@ ALLOWED = {
     ("sessions/archive.py", "_zip_central_names"): "the uploaded archive (its member count)",
     ("sessions/archive.py", "_open_decompressed"): "the uploaded archive (its member count)",
     ("memviz/local_state.py", "private_file"): "memviz's own var/ files (0600)",
+    ("memviz/process_lock.py", "_file_lock"): "memviz's own lock file beside its database",
+    ("memviz/process_lock.py", "_file_lock_probe"): "memviz's own lock file beside its database",
     ("memviz/local_state.py", "secret_key"): "the generated secret key",
     ("memviz/local_state.py", "_read_key"): "the generated secret key",
     ("memviz/push.py", "post"): "an HTTP answer (urlopen), not a file",
