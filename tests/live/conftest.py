@@ -60,7 +60,12 @@ def wait_first_ingest(port: int, deadline: float, grace: float = 3.0) -> None:
 
 
 def server_env(var_dir: Path, data_root: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "REDIS_URL"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        # the servers keep the product's own pool wait (the suite's own process waits longer)
+        if not k.startswith(("DJANGO_", "REDIS_URL", "MEMVIZ_DB_POOL_WAIT"))
+    }
     env.update(
         {
             "DJANGO_SETTINGS_MODULE": "memviz.settings",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -257,7 +258,7 @@ def test_a_job_whose_progress_stops_is_failed_and_retry_runs_it(
     finally:
         del os.environ["MEMVIZ_TEST_HOLD_FILE"]
     job = IngestJob.objects.get()
-    assert job.status == IngestJob.FAILED and job.message.startswith("no progress for 1 s")
+    assert job.status == IngestJob.FAILED and re.match(r"no progress for \d+ s", job.message)
     assert not Agent.objects.exists()  # stopped before it indexed anything
     settings.MEMVIZ_JOB_STALL_SECONDS = 300
     user = User.objects.create_user("ana", password="pw-123456")
@@ -339,5 +340,5 @@ def test_a_job_waiting_on_a_lock_forever_is_failed_and_its_wait_cancelled(
         release.set()
         holder.join()
     job = IngestJob.objects.latest("pk")
-    assert job.status == IngestJob.FAILED and job.message.startswith("no progress for 1 s")
+    assert job.status == IngestJob.FAILED and re.match(r"no progress for \d+ s", job.message)
     assert waited < 10
