@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
+from django.db import connection
 from django.test import Client
 
 from canvases.models import Canvas
@@ -54,6 +55,8 @@ def _promptly(work: Callable[[], Any]) -> Any:
             box["value"] = work()
         except BaseException as error:  # noqa: BLE001 - re-raised in the test's thread
             box["error"] = error
+        finally:  # back to PostgreSQL's pool: a thread that ends keeps its connection otherwise
+            connection.close()
 
     worker = threading.Thread(target=run, daemon=True)
     worker.start()
