@@ -218,7 +218,9 @@ def _deep_filtered(session) -> str:  # type: ignore[no-untyped-def]
     from sessions.models import Row
 
     matching = Row.objects.filter(session=session, score__gte=5).order_by("-line_no")
-    cursor = matching.values_list("line_no", flat=True)[100]
+    # 100 matches before the end, or the first of a small session's (quick mode: 2,000 rows)
+    near_end = list(matching.values_list("line_no", flat=True)[:101])
+    cursor = near_end[-1] if near_end else 0
     return f"/a/agent-00/s/{session.session_id}/?min_score=5&after={cursor}"
 
 
