@@ -240,7 +240,8 @@ def step_nodes(steps: object) -> list[str]:
     out: list[str] = []
     for step in steps if isinstance(steps, list) else []:
         if isinstance(step, dict):
-            named = step.get("nodes") if isinstance(step.get("nodes"), list) else [step.get("node")]
+            nodes = step.get("nodes")
+            named: list[Any] = nodes if isinstance(nodes, list) else [step.get("node")]
             out += [n for n in named if isinstance(n, str)]
     return out
 

@@ -25,7 +25,7 @@ def row_stats(canvas: Canvas, node_ids: list[str], low_score: float) -> dict[str
     )
     totals: dict[str, list[int]] = {}
     for item in counts:
-        total = totals.setdefault(alias_to_node[item["node_id"]], [0, 0])
+        total = totals.setdefault(alias_to_node[item["node_id"] or ""], [0, 0])
         total[0] += item["n"]
         total[1] += item["low"]
     return {nid: budget.RowStats(rows, low) for nid, (rows, low) in totals.items()}
