@@ -27,6 +27,7 @@ DEFAULT_LOW_SCORE = 3.0  # a row's score (0–10 replaceability) at or below thi
 DEFAULT_SUMMARY_LIMIT = 60
 CHAIN_TITLE_LIMIT = 80
 MAX_STEPS = 500  # one request never runs more engine edits than this
+MAX_SUGGESTIONS = 150  # ~2.5 s on a 300-node canvas of a loaded 2-core machine; more: ask again
 STEP_OPS = ("merge", "fold", "set_status", "shorten")
 BULK_ACTIONS = ("merge_done", "set_status", "prune_find")
 
@@ -83,6 +84,7 @@ class Plan:
     reached: bool
     elapsed_ms: float
     suggestions: list[Suggestion] = field(default_factory=list)
+    more: bool = False  # stopped at MAX_SUGGESTIONS: applying them and asking again goes on
 
     @property
     def steps(self) -> list[dict[str, Any]]:
@@ -327,7 +329,7 @@ def suggest(
         if len(current) <= target:
             break
         for step in make(parse(current), stats, summary_limit):
-            if len(current) <= target:
+            if len(current) <= target or len(chosen) == MAX_SUGGESTIONS:
                 break
             try:
                 after = _step(current, step).text
@@ -360,6 +362,7 @@ def suggest(
         reached=len(current) <= target,
         elapsed_ms=round((clock() - started) * 1000, 1),
         suggestions=chosen,
+        more=len(chosen) == MAX_SUGGESTIONS and len(current) > target,
     )
 
 
