@@ -181,17 +181,7 @@ def _step(text: str, step: object) -> EditResult:
     op = step["op"]
     node = step.get("node")
     if op == "merge":
-        nodes = step.get("nodes")
-        if not isinstance(nodes, list) or len(nodes) < 2 or not all(isinstance(n, str) for n in nodes):
-            raise EditError("a merge step needs 'nodes': two or more node ids")
-        return edits.merge(
-            text,
-            nodes,
-            into=_text(step, "into"),
-            label=_text(step, "label"),
-            summary=_text(step, "summary"),
-            status=_text(step, "status"),
-        )
+        return merge_fields(text, step)
     if not isinstance(node, str):
         raise EditError(f"a {op} step needs 'node'")
     if op == "set_status":
@@ -202,6 +192,24 @@ def _step(text: str, step: object) -> EditResult:
     if not isinstance(limit, int) or limit < 10:
         raise EditError("'limit' must be a whole number of at least 10")
     return shorten(text, node, limit)
+
+
+def merge_fields(text: str, fields: dict[str, Any]) -> EditResult:
+    """A merge from untrusted fields: the ops endpoint's `merge` and a batch's merge step."""
+    nodes = fields.get("nodes")
+    if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
+        raise EditError("'nodes' must be a list of node ids")
+    into = _text(fields, "into")
+    if len(set(nodes) | ({into} if into else set())) < 2:
+        raise EditError("select at least two nodes to merge")
+    return edits.merge(
+        text,
+        nodes,
+        into=into,
+        label=_text(fields, "label"),
+        summary=_text(fields, "summary"),
+        status=_text(fields, "status"),
+    )
 
 
 def _text(step: dict[str, Any], key: str) -> str | None:

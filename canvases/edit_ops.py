@@ -130,19 +130,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
 
 def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
     if op == "merge":
-        nodes = params.get("nodes")
-        if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
-            raise EditRefused("'nodes' must be a list of node ids")
-        if len(set(nodes) | ({params["into"]} if params.get("into") else set())) < 2:
-            raise EditRefused("select at least two nodes to merge")
-        return edits.merge(
-            text,
-            nodes,
-            into=optional_param(params, "into"),
-            label=optional_param(params, "label"),
-            summary=optional_param(params, "summary"),
-            status=optional_param(params, "status"),
-        )
+        return budget.merge_fields(text, params)
     if op == "annotate":
         return edits.annotate(text, text_param(params, "node"), text_param(params, "text"))
     if op == "prune":
