@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from canvases import landing
+from canvases import budget, landing
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import EditError, EditResult, agent_view, edits
@@ -25,6 +25,8 @@ EDIT_OPS = (
     "agent_meta",
     "repair",
     "dedupe",
+    "batch",
+    "bulk",
 )
 OP_FIELDS = {
     "merge": ("nodes", "into", "label", "summary", "status"),
@@ -38,7 +40,11 @@ OP_FIELDS = {
     "agent_meta": (),
     "repair": (),
     "dedupe": ("node", "keep"),
+    "batch": ("steps",),
+    "bulk": ("action", "group", "nodes", "status", "query"),
 }
+# Ops whose result re-points the rows of the nodes they take off the canvas (`EditResult.id_map`).
+MOVES_ROWS = ("merge", "batch", "bulk")
 HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt", "drop_again")
 OPS = EDIT_OPS + HISTORY_OPS
 
@@ -109,7 +115,9 @@ def touched_nodes(op: str, params: dict[str, Any]) -> list[str]:
         return [params.get("node") or ""]
     if op in ("add_edge", "remove_edge"):
         return [params.get("source") or "", params.get("target") or ""]
-    return []
+    if op == "batch":
+        return budget.step_nodes(params.get("steps"))
+    return []  # a bulk op chooses its nodes on the text it runs on: never re-applied
 
 
 def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
@@ -122,19 +130,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
 
 def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
     if op == "merge":
-        nodes = params.get("nodes")
-        if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
-            raise EditRefused("'nodes' must be a list of node ids")
-        if len(set(nodes) | ({params["into"]} if params.get("into") else set())) < 2:
-            raise EditRefused("select at least two nodes to merge")
-        return edits.merge(
-            text,
-            nodes,
-            into=optional_param(params, "into"),
-            label=optional_param(params, "label"),
-            summary=optional_param(params, "summary"),
-            status=optional_param(params, "status"),
-        )
+        return budget.merge_fields(text, params)
     if op == "annotate":
         return edits.annotate(text, text_param(params, "node"), text_param(params, "text"))
     if op == "prune":
@@ -177,6 +173,10 @@ def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
             return landing.dedupe(text, text_param(params, "node"), int(params.get("keep") or 0))
         except ValueError as exc:
             raise EditRefused(str(exc)) from None
+    if op == "batch":
+        return budget.apply_steps(text, params.get("steps"))
+    if op == "bulk":
+        return budget.apply_steps(text, budget.bulk_steps(text, params))
     raise EditRefused(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
 
 

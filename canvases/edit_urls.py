@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from canvases import edit_views
+from canvases import budget_views, edit_views
 
 urlpatterns = [
     path("ops/", edit_views.ops, name="canvas-ops"),
@@ -11,6 +11,7 @@ urlpatterns = [
     path("history/<int:number>/restore/", edit_views.revision_restore, name="canvas-restore"),
     path("resume/", edit_views.resume, name="canvas-resume"),
     path("preview/", edit_views.preview_page, name="canvas-preview"),
+    path("budget/", budget_views.budget_page, name="canvas-budget"),
     path("lint/", edit_views.lint_panel, name="canvas-lint"),
     path("live/", edit_views.live_panel, name="canvas-live"),
     path("sync/", edit_views.sync, name="canvas-sync"),

@@ -52,6 +52,13 @@ def _params(request: HtmxHttpRequest) -> dict[str, Any]:
             data[key] = data[key] in ("1", "on", "true")
     if data.get("op") == "prune":
         data.setdefault("bridge", False)
+    if "steps" in form:  # the budget panel's chosen suggestions, one JSON step each
+        try:
+            data["steps"] = [json.loads(step) for step in form.getlist("steps")]
+        except (ValueError, RecursionError):
+            raise EditRefused("a step is not valid JSON") from None
+    if data.get("op") == "set_status" and len(data.get("nodes") or []) > 1:
+        data.update(op="bulk", action="set_status")  # the Status tool sets every selected node
     return data
 
 

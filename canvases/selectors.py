@@ -17,7 +17,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from canvases import history, landing, liveness, reverts
+from canvases import budget, history, landing, liveness, reverts
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
@@ -31,6 +31,7 @@ from sessions.models import Agent, Row
 from sessions.selectors import rows_json
 
 OVERVIEW_NODES = 40
+PREVIEW_SHARES = 10
 
 
 def canvas_path(agent: Agent, filename: str) -> Path:
@@ -231,6 +232,7 @@ def resume_preview(canvas: Canvas) -> dict[str, Any]:
     agent = canvas.agent
     preview = agent_view.block_preview(canvas.filename, canvas.text)
     meta = agent_view.read_meta(canvas.text)
+    shares = budget.node_shares(canvas.filename, canvas.text, preview)
     return {
         "agent": agent.slug,
         "file": canvas.filename,
@@ -250,6 +252,10 @@ def resume_preview(canvas: Canvas) -> dict[str, Any]:
         "budget_chars": CANVAS_BUDGET_CHARS,
         "over_budget": len(canvas.text) > CANVAS_BUDGET_CHARS,
         "budget_percent": round(100 * len(canvas.text) / CANVAS_BUDGET_CHARS),
+        "node_shares": [  # the largest; the budget panel lists more and suggests cuts
+            {"id": n.id, "title": n.title, "chars": n.chars, "percent": n.percent}
+            for n in shares.nodes[:PREVIEW_SHARES]
+        ],
         "active": liveness.state_active(agent) == canvas.filename,
         "live": liveness.agent_live(agent).as_json(),
         "resume": resume_state(agent),

@@ -19,6 +19,7 @@ from django.db import DatabaseError, transaction
 from canvases import history, liveness, own_writes, reverts
 from canvases.edit_ops import (
     EDIT_OPS,
+    MOVES_ROWS,
     OPS,
     EditConflict,
     EditRefused,
@@ -218,7 +219,7 @@ def _edit(
     live = liveness.agent_live(canvas.agent)
     if deleted and live.live and not flag_param(params, "confirm_live", False):
         raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
-    plan = RowPlan.forward(result.id_map if op == "merge" else {}, deleted)
+    plan = RowPlan.forward(result.id_map if op in MOVES_ROWS else {}, deleted)
     written = _write(
         canvas, op, op_params(op, params), user, before_text=text, after_text=after, rows=plan
     )

@@ -40,7 +40,7 @@ def _urls() -> list[str]:
         urls += [f"{base}refs/{r.name.removeprefix('refs/')}" for r in Ref.objects.filter(agent=agent)[:5]]
         for canvas in Canvas.objects.filter(agent=agent):
             c = f"{base}c/{canvas.filename}/"
-            urls += [c, f"{c}history/", f"{c}preview/", f"{c}lint/", f"{c}live/", f"{c}resume/"]
+            urls += [c, f"{c}history/", f"{c}preview/", f"{c}budget/?target=300", f"{c}lint/", f"{c}live/", f"{c}resume/"]
             urls += [f"{c}history/{r.number}/" for r in canvas.revisions.all()]
             urls += [f"{c}n/{n.node_id}/" for n in canvas.nodes.all()[:10]]
     return urls

@@ -174,6 +174,7 @@ def test_zh_hans_main_pages_show_no_untranslated_english(fixtures_root: Path) ->
             "/a/main/c/005-unclosed.mmd/",
             f"/a/main/c/{CANVAS}/lint/",
             f"/a/main/c/{CANVAS}/preview/",
+            f"/a/main/c/{CANVAS}/budget/?target=400",
             f"/a/main/c/{CANVAS}/history/",
             f"/a/main/c/{CANVAS}/history/1/",
             "/a/main/refs/2026-06-10T10-02-11-530p08-00.md",

@@ -1,0 +1,65 @@
+"""The budget panel's reads: node shares, the rows' scores per node, suggestions to a target."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from django.db.models import Count, Q
+
+from canvases import budget
+from canvases.indexing import parsed
+from canvases.models import Canvas
+from sessions.memory.row_fields import node_aliases
+from sessions.models import Row
+
+
+def row_stats(canvas: Canvas, node_ids: list[str], low_score: float) -> dict[str, budget.RowStats]:
+    """Per node: its rows, and those with a score at or below `low_score` or marked deleted."""
+    alias_to_node = {alias: nid for nid in node_ids for alias in node_aliases(nid)}
+    low = Q(offloaded="deleted") | Q(score__lte=low_score)
+    counts = (
+        Row.objects.filter(agent_id=canvas.agent_id, node_id__in=list(alias_to_node))
+        .values("node_id")
+        .annotate(n=Count("id"), low=Count("id", filter=low))
+    )
+    totals: dict[str, list[int]] = {}
+    for item in counts:
+        total = totals.setdefault(alias_to_node[item["node_id"] or ""], [0, 0])
+        total[0] += item["n"]
+        total[1] += item["low"]
+    return {nid: budget.RowStats(rows, low) for nid, (rows, low) in totals.items()}
+
+
+def _number(raw: str | None, default: float, low: float, high: float) -> float:
+    try:
+        value = float(raw) if raw not in (None, "") else default
+    except ValueError:
+        return default
+    return min(max(value, low), high)
+
+
+def budget_detail(canvas: Canvas, query: dict[str, str]) -> dict[str, Any]:
+    """The shares and the suggestions for the target in `query` (`target`, `low`, `limit`)."""
+    target = int(_number(query.get("target"), budget.DEFAULT_TARGET, 200, 1_000_000))
+    low_score = _number(query.get("low"), budget.DEFAULT_LOW_SCORE, 0, 10)
+    limit = int(_number(query.get("limit"), budget.DEFAULT_SUMMARY_LIMIT, 10, 150))
+    doc = parsed(canvas.text)
+    stats = row_stats(canvas, list(doc.nodes), low_score)
+    shares = budget.node_shares(canvas.filename, canvas.text)
+    plan = budget.suggest(canvas.filename, canvas.text, stats, target=target, summary_limit=limit)
+    return {
+        "agent": canvas.agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "target": target,
+        "low": low_score,
+        "limit": limit,
+        "shares": {**asdict(shares), "nodes": [asdict(n) for n in shares.nodes]},
+        "plan": {
+            **{k: v for k, v in asdict(plan).items() if k != "suggestions"},
+            "suggestions": [{**asdict(s), "saved": s.saved} for s in plan.suggestions],
+        },
+        "groups": [{"id": s.id, "title": s.title} for s in doc.subgraphs],
+        "rows": {nid: asdict(s) for nid, s in stats.items()},
+    }
