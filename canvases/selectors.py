@@ -8,6 +8,7 @@ since it was indexed, the page says so (`disk`); keeping the index in step is th
 from __future__ import annotations
 
 import os
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -222,9 +223,21 @@ def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
         "reverted": reverts.reverted(agent, canvas_pk=canvas.pk),
         "landed": landing.landed(canvas),
         "revisions": canvas.revisions.count(),
+        "last_edit": _last_edit(canvas),
         "disk": disk_state(canvas),
         "resume": resume_state(agent),
     }
+
+
+def _last_edit(canvas: Canvas) -> dict[str, Any] | None:
+    """memviz's newest standing edit: the canvas's `updatedTime` follows the agent's own rule
+    (the newest node Timestamp), so an edit that adds no newer node leaves it, and this says
+    when a person last changed the canvas."""
+    last = canvas.revisions.exclude(author="agent").filter(undone=False).order_by("-number").first()
+    if last is None:
+        return None
+    return {"revision": last.number, "op": last.op, "author": last.author,
+            "at": last.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
 def resume_preview(canvas: Canvas) -> dict[str, Any]:

@@ -250,3 +250,21 @@ def test_repair_of_a_one_line_canvas(client_in: Client, agent_dir: Path) -> None
     repaired = path.read_text()
     assert repaired.count("\n") >= good.count("\n") - 1
     assert set(parse(repaired).nodes) == set(parse(good).nodes)
+
+
+def test_a_merge_of_older_nodes_keeps_updated_time_and_the_head_says_who_edited(
+    client_in: Client, agent_dir: Path
+) -> None:
+    """updatedTime is the newest node Timestamp (the agent's own rule, l2-prompt): merging two
+    older nodes leaves it, so the page says when a person last changed the canvas."""
+    before = parse((agent_dir / "mmds" / FILE).read_text()).meta.updated
+    response = post(client_in, {"op": "merge", "base": base(), "nodes": ["002-N2", "002-N3"]})
+    assert response.status_code == 200, response.content
+    assert parse((agent_dir / "mmds" / FILE).read_text()).meta.updated == before
+    head = BeautifulSoup(client_in.get(f"/a/main/c/{FILE}/").content, "html.parser")
+    edited = head.select_one("#canvas-head a.last-edit")
+    assert edited is not None and "(merge) by bob" in edited.get_text()
+    assert edited["href"].endswith(f"/history/{response.json()['revision']}/")
+    data = client_in.get(f"/a/main/c/{FILE}/?format=json").json()
+    assert data["editor"]["last_edit"]["op"] == "merge"
+    assert data["editor"]["last_edit"]["at"].endswith("Z")
