@@ -20,8 +20,10 @@ from memviz.local_state import (
     private_sqlite,
     secret_key,
 )
+from memviz.test_workers import separate_worker_state
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+separate_worker_state(BASE_DIR)
 # 0700: the index, the secret key, uploads and pushed memory are the running user's alone.
 VAR_DIR = private_folder(Path(os.environ.get("MEMVIZ_VAR_DIR", BASE_DIR / "var")))
 
