@@ -124,6 +124,7 @@ INSTALLED_APPS = [
     "memviz",
     "canvases",
     "sessions.apps.AgentSessionsConfig",
+    "reviews",
 ]
 
 MIDDLEWARE = [
