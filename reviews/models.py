@@ -52,7 +52,7 @@ class ReviewNote(ReviewTarget):
 
 
 class ReviewMark(ReviewTarget):
-    """"Reviewed": at most one per target; who set it and when."""
+    """ "Reviewed": at most one per target; who set it and when."""
 
     class Meta:
         constraints = [
@@ -77,6 +77,4 @@ class QueueDecision(models.Model):
     decided_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["agent", "key"], name="uniq_queue_decision")
-        ]
+        constraints = [models.UniqueConstraint(fields=["agent", "key"], name="uniq_queue_decision")]

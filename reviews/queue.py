@@ -55,8 +55,15 @@ def _item(kind: str, evidence: Mapping[str, Any]) -> QueueItem:
         # more repeats of the same loop is a new diagnosis
         fingerprint = _digest(evidence.get("repeats"), [r.get("line_no") for r in rows])
         return QueueItem(
-            key, fingerprint, kind, str(first.get("session", "")), first.get("line_no"),
-            first.get("row"), "", "", call,
+            key,
+            fingerprint,
+            kind,
+            str(first.get("session", "")),
+            first.get("line_no"),
+            first.get("row"),
+            "",
+            "",
+            call,
         )
     if "canvas" in evidence:
         canvas, node_id = str(evidence["canvas"]), str(evidence.get("node_id") or "")
@@ -65,14 +72,27 @@ def _item(kind: str, evidence: Mapping[str, Any]) -> QueueItem:
         # status and since when
         fingerprint = _digest(detail, args.get("status"), args.get("stamp"))
         return QueueItem(
-            _digest(kind, canvas, node_id), fingerprint, kind, "", None, None, canvas, node_id,
+            _digest(kind, canvas, node_id),
+            fingerprint,
+            kind,
+            "",
+            None,
+            None,
+            canvas,
+            node_id,
             str(evidence.get("detail", "")),
         )
     session, line_no = str(evidence.get("session", "")), evidence.get("line_no")
     fingerprint = _digest(detail, evidence.get("node_id"), evidence.get("tool_call"))
     return QueueItem(
-        _digest(kind, session, line_no), fingerprint, kind, session, line_no,
-        evidence.get("row"), "", str(evidence.get("node_id") or ""),
+        _digest(kind, session, line_no),
+        fingerprint,
+        kind,
+        session,
+        line_no,
+        evidence.get("row"),
+        "",
+        str(evidence.get("node_id") or ""),
         str(evidence.get("tool_call") or evidence.get("detail") or ""),
     )
 

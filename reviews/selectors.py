@@ -10,6 +10,7 @@ from typing import Any
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
 
 from canvases.models import CanvasNode
 from reviews.models import KINDS, QueueDecision, ReviewMark, ReviewNote
@@ -40,15 +41,17 @@ def target_get(agent: Agent, kind: str, scope: str, item: str) -> Target | None:
     if kind not in KINDS or not scope:
         return None
     if kind == "node":
-        found = CanvasNode.objects.filter(agent=agent, canvas__filename=scope, node_id=item)
+        found = CanvasNode.objects.filter(
+            agent=agent, canvas__filename=scope, node_id=item
+        ).exists()
     elif kind == "row":
-        if not item.isdigit():
-            return None
-        found = Row.objects.filter(agent=agent, session__session_id=scope, line_no=int(item))
+        found = item.isdigit() and (
+            Row.objects.filter(agent=agent, session__session_id=scope, line_no=int(item)).exists()
+        )
     else:
         item = ""
-        found = AgentSession.objects.filter(agent=agent, session_id=scope)
-    return Target(kind, scope, item) if found.exists() else None
+        found = AgentSession.objects.filter(agent=agent, session_id=scope).exists()
+    return Target(kind, scope, item) if found else None
 
 
 def target_url(agent: Agent, target: Target) -> str:
@@ -59,6 +62,14 @@ def target_url(agent: Agent, target: Target) -> str:
     if target.kind == "row":
         return f"{page}?line={target.item}"
     return page
+
+
+def target_label(target: Target) -> str:
+    if target.kind == "node":
+        return _("node %(node)s of %(canvas)s") % {"node": target.item, "canvas": target.scope}
+    if target.kind == "row":
+        return _("row %(session)s:%(line)s") % {"session": target.scope, "line": target.item}
+    return _("session %(session)s") % {"session": target.scope}
 
 
 def thread_url(agent: Agent, target: Target) -> str:
@@ -102,7 +113,9 @@ def thread(agent: Agent, target: Target) -> dict[str, Any]:
     }
 
 
-def row_marks(agent: Agent, rows: Iterable[dict[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+def row_marks(
+    agent: Agent, rows: Iterable[dict[str, Any]]
+) -> dict[tuple[str, str], dict[str, Any]]:
     """(session, line) → notes count and reviewed, for the rows of one page (two queries)."""
     wanted = {(str(r.get("session")), str(r.get("line_no"))) for r in rows if r.get("session")}
     if not wanted:
@@ -123,9 +136,7 @@ def queue(agent: Agent) -> tuple[list[QueueItem], int]:
     """The items to look at, and how many current items were already decided."""
     findings = [f.as_json() for f in agent_findings(agent)["findings"]]
     items = queue_items(findings)
-    decisions = {
-        d.key: (d.state, d.fingerprint) for d in QueueDecision.objects.filter(agent=agent)
-    }
+    decisions = {d.key: (d.state, d.fingerprint) for d in QueueDecision.objects.filter(agent=agent)}
     todo = open_items(items, decisions)
     return todo, len(items) - len(todo)
 
@@ -142,13 +153,19 @@ def _queue_json(agent: Agent, item: QueueItem) -> dict[str, Any]:
     return {**item.as_json(), "url": url, "title": str(TITLES.get(item.kind, item.kind))}
 
 
+def _where(agent: Agent, target: Target) -> dict[str, str]:
+    return {"url": target_url(agent, target), "label": target_label(target)}
+
+
 def agent_review(agent: Agent, query: str = "") -> dict[str, Any]:
     """The review page: the queue, and the agent's notes (newest first) matching ``query``."""
     todo, decided = queue(agent)
     notes = ReviewNote.objects.filter(agent=agent).order_by("-created_at", "-id")
     if query:
         notes = notes.filter(
-            Q(text__icontains=query) | Q(author__icontains=query) | Q(scope__icontains=query)
+            Q(text__icontains=query)
+            | Q(author__icontains=query)
+            | Q(scope__icontains=query)
             | Q(item__icontains=query)
         )
     marks = ReviewMark.objects.filter(agent=agent).order_by("-created_at", "-id")
@@ -164,7 +181,7 @@ def agent_review(agent: Agent, query: str = "") -> dict[str, Any]:
                 "scope": n.scope,
                 "item": n.item,
                 "reply": n.thread_id is not None,
-                "url": target_url(agent, Target(n.kind, n.scope, n.item)),
+                **_where(agent, Target(n.kind, n.scope, n.item)),
             }
             for n in notes[:200]
         ],
@@ -174,7 +191,7 @@ def agent_review(agent: Agent, query: str = "") -> dict[str, Any]:
                 "scope": m.scope,
                 "item": m.item,
                 **(_mark_json(m) or {}),
-                "url": target_url(agent, Target(m.kind, m.scope, m.item)),
+                **_where(agent, Target(m.kind, m.scope, m.item)),
             }
             for m in marks[:200]
         ],

@@ -44,13 +44,17 @@ def _text(data: dict[str, Any], key: str) -> str:
 
 
 def _target(agent: Agent, data: dict[str, Any]) -> selectors.Target:
-    found = selectors.target_get(agent, _text(data, "kind"), _text(data, "scope"), _text(data, "item"))
+    found = selectors.target_get(
+        agent, _text(data, "kind"), _text(data, "scope"), _text(data, "item")
+    )
     if found is None:
         raise Http404(_("nothing to review there"))
     return found
 
 
-def thread_context(request: HtmxHttpRequest, agent: Agent, target: selectors.Target) -> dict[str, Any]:
+def thread_context(
+    request: HtmxHttpRequest, agent: Agent, target: selectors.Target
+) -> dict[str, Any]:
     return {
         **selectors.thread(agent, target),
         "agent": agent.slug,
@@ -71,13 +75,17 @@ def _thread_answer(
 def _write(
     request: HtmxHttpRequest,
     agent: str,
-    run: Callable[[Agent, dict[str, Any]], tuple[Outcome, str, Callable[[Outcome], HttpResponse] | None]],
+    run: Callable[
+        [Agent, dict[str, Any]], tuple[Outcome, str, Callable[[Outcome], HttpResponse] | None]
+    ],
 ) -> HttpResponse:
     """Refuse the anonymous, run the write, answer every kind of client the same way."""
     obj = agent_get(agent)
     back = reverse("agent-review", args=[agent])
     if not request.user.is_authenticated:
-        return respond(request, Outcome.refused(_("log in to write review notes"), 403), redirect_to=back)
+        return respond(
+            request, Outcome.refused(_("log in to write review notes"), 403), redirect_to=back
+        )
     try:
         data = _fields(request)
     except ReviewRefused as exc:
@@ -124,9 +132,13 @@ def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 @require_POST
 def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
-        decision = services.queue_decide(obj, _text(data, "key"), _text(data, "state"), request.user)
+        decision = services.queue_decide(
+            obj, _text(data, "key"), _text(data, "state"), request.user
+        )
         body = {"key": decision.key, "state": decision.state, "fingerprint": decision.fingerprint}
-        outcome = Outcome(ok=True, message=_("queue item: %(state)s") % {"state": decision.state}, body=body)
+        outcome = Outcome(
+            ok=True, message=_("queue item: %(state)s") % {"state": decision.state}, body=body
+        )
 
         def redraw(o: Outcome) -> HttpResponse:
             data = {**selectors.agent_review(obj), **_page_extra(request), "outcome": o}
@@ -153,7 +165,11 @@ def promote_view(request: HtmxHttpRequest, agent: str, note: int) -> HttpRespons
             "n": revision.number
         }
         body = {"revision": revision.number, "op": revision.op, "note": found.pk}
-        return Outcome(ok=True, message=message, body=body), selectors.target_url(obj, target), answer
+        return (
+            Outcome(ok=True, message=message, body=body),
+            selectors.target_url(obj, target),
+            answer,
+        )
 
     return _write(request, agent, run)
 
@@ -173,7 +189,9 @@ def review_page(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     """The agent's review queue and notes; ``?q=`` filters the notes."""
     obj = agent_get(agent)
     data = selectors.agent_review(obj, request.GET.get("q", "").strip())
-    return render_page(request, "reviews/review.html", data, extra=_page_extra(request), partial="notes")
+    return render_page(
+        request, "reviews/review.html", data, extra=_page_extra(request), partial="notes"
+    )
 
 
 def _page_extra(request: HtmxHttpRequest) -> dict[str, Any]:

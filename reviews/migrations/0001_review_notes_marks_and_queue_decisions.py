@@ -2,71 +2,159 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import memviz.fields
 from django.conf import settings
 from django.db import migrations, models
 
+import memviz.fields
+
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agent_sessions', '0007_wait_rows_by_time'),
+        ("agent_sessions", "0007_wait_rows_by_time"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='QueueDecision',
+            name="QueueDecision",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=64)),
-                ('fingerprint', models.CharField(max_length=64)),
-                ('state', models.CharField(choices=[('done', 'done'), ('skip', 'skip')], max_length=10)),
-                ('author', memviz.fields.NulSafeCharField(max_length=150)),
-                ('decided_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='agent_sessions.agent')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.CharField(max_length=64)),
+                ("fingerprint", models.CharField(max_length=64)),
+                (
+                    "state",
+                    models.CharField(choices=[("done", "done"), ("skip", "skip")], max_length=10),
+                ),
+                ("author", memviz.fields.NulSafeCharField(max_length=150)),
+                ("decided_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="agent_sessions.agent"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('agent', 'key'), name='uniq_queue_decision')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("agent", "key"), name="uniq_queue_decision")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ReviewMark',
+            name="ReviewMark",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', memviz.fields.NulSafeCharField(choices=[('node', 'node'), ('row', 'row'), ('session', 'session')], max_length=10)),
-                ('scope', memviz.fields.NulSafeCharField(max_length=500)),
-                ('item', memviz.fields.NulSafeCharField(blank=True, default='', max_length=300)),
-                ('author', memviz.fields.NulSafeCharField(max_length=150)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='agent_sessions.agent')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    memviz.fields.NulSafeCharField(
+                        choices=[("node", "node"), ("row", "row"), ("session", "session")],
+                        max_length=10,
+                    ),
+                ),
+                ("scope", memviz.fields.NulSafeCharField(max_length=500)),
+                ("item", memviz.fields.NulSafeCharField(blank=True, default="", max_length=300)),
+                ("author", memviz.fields.NulSafeCharField(max_length=150)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="agent_sessions.agent"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('agent', 'kind', 'scope', 'item'), name='uniq_review_mark')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("agent", "kind", "scope", "item"), name="uniq_review_mark"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ReviewNote',
+            name="ReviewNote",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', memviz.fields.NulSafeCharField(choices=[('node', 'node'), ('row', 'row'), ('session', 'session')], max_length=10)),
-                ('scope', memviz.fields.NulSafeCharField(max_length=500)),
-                ('item', memviz.fields.NulSafeCharField(blank=True, default='', max_length=300)),
-                ('author', memviz.fields.NulSafeCharField(max_length=150)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('text', memviz.fields.NulSafeTextField()),
-                ('promoted_revision', models.IntegerField(blank=True, null=True)),
-                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='agent_sessions.agent')),
-                ('thread', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='replies', to='reviews.reviewnote')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    memviz.fields.NulSafeCharField(
+                        choices=[("node", "node"), ("row", "row"), ("session", "session")],
+                        max_length=10,
+                    ),
+                ),
+                ("scope", memviz.fields.NulSafeCharField(max_length=500)),
+                ("item", memviz.fields.NulSafeCharField(blank=True, default="", max_length=300)),
+                ("author", memviz.fields.NulSafeCharField(max_length=150)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("text", memviz.fields.NulSafeTextField()),
+                ("promoted_revision", models.IntegerField(blank=True, null=True)),
+                (
+                    "agent",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="agent_sessions.agent"
+                    ),
+                ),
+                (
+                    "thread",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="replies",
+                        to="reviews.reviewnote",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
-                'indexes': [models.Index(fields=['agent', 'kind', 'scope', 'item'], name='review_note_target')],
+                "ordering": ["created_at", "id"],
+                "indexes": [
+                    models.Index(
+                        fields=["agent", "kind", "scope", "item"], name="review_note_target"
+                    )
+                ],
             },
         ),
     ]

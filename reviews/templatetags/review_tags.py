@@ -27,7 +27,10 @@ def review_thread(
     """The thread of a target the page is showing (so it exists: no check here)."""
     agent = get_object_or_404(Agent, slug=agent_slug)
     target = Target(kind, scope, "" if kind == "session" else str(item))
-    return {**thread_context(context["request"], agent, target), "csrf_token": context.get("csrf_token")}
+    return {
+        **thread_context(context["request"], agent, target),
+        "csrf_token": context.get("csrf_token"),
+    }
 
 
 class RowReview:
@@ -50,7 +53,11 @@ class RowReview:
             '<details class="row-review" hx-get="{}" hx-trigger="toggle once" '
             'hx-target="find .review-body"><summary class="small">{}{}{}</summary>'
             '<div class="review-body"><span class="muted">{}</span></div></details>',
-            url, self.word, count, reviewed, self.loading,
+            url,
+            self.word,
+            count,
+            reviewed,
+            self.loading,
         )
 
 

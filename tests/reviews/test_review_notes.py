@@ -36,12 +36,17 @@ def test_a_thread_lists_notes_then_their_replies_oldest_first(troubled: Agent) -
     # a reply to a reply joins the thread of the note it answers (one level of threads)
     services.note_add(troubled, node, "ok, retry", ann, reply_to=reply.pk)
     # created later but stamped earlier: order follows the time, not the id
-    ReviewNote.objects.filter(pk=second.pk).update(created_at=first.created_at - timedelta(minutes=1))
+    ReviewNote.objects.filter(pk=second.pk).update(
+        created_at=first.created_at - timedelta(minutes=1)
+    )
 
     thread = selectors.thread(troubled, node)
     assert [n["text"] for n in thread["notes"]] == ["tests flaky", "why blocked?"]
     replies = thread["notes"][1]["replies"]
-    assert [(r["author"], r["text"]) for r in replies] == [("bob", "CI was down"), ("ann", "ok, retry")]
+    assert [(r["author"], r["text"]) for r in replies] == [
+        ("bob", "CI was down"),
+        ("ann", "ok, retry"),
+    ]
     assert thread["notes"][1]["author"] == "ann"
     assert abs(thread["notes"][1]["created_at"] - timezone.now()) < timedelta(minutes=1)
     # other targets keep their own threads
@@ -99,7 +104,10 @@ def test_done_and_skip_are_kept_until_the_diagnosis_changes(troubled: Agent) -> 
     services.queue_decide(troubled, loop.key, "done", user)
     services.queue_decide(troubled, missing.key, "skip", user)
     after, decided = selectors.queue(troubled)
-    assert decided == 2 and {i.key for i in after} == {i.key for i in todo} - {loop.key, missing.key}
+    assert decided == 2 and {i.key for i in after} == {i.key for i in todo} - {
+        loop.key,
+        missing.key,
+    }
     assert QueueDecision.objects.get(key=missing.key).state == "skip"
     with pytest.raises(services.ReviewRefused):  # decided: no longer in the queue
         services.queue_decide(troubled, loop.key, "skip", user)

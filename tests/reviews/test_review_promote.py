@@ -1,4 +1,4 @@
-""""Promote to canvas annotation": the note becomes exactly the annotate revision of the canvas
+""" "Promote to canvas annotation": the note becomes exactly the annotate revision of the canvas
 write path; until then the canvas the agent reads never holds it."""
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def test_promote_writes_exactly_the_annotate_revision(tmp_path: Path) -> None:
     revision = Revision.objects.exclude(pk__in=known).get()
     expected = edits.annotate(before, "001-N2", TEXT).text
     assert (revision.op, revision.params, revision.author) == (
-        "annotate", {"node": "001-N2", "text": TEXT}, "ann"
+        "annotate",
+        {"node": "001-N2", "text": TEXT},
+        "ann",
     )
     assert revision.before_text == before and revision.after_text == expected
     assert mmd.read_text("utf-8") == expected == Canvas.objects.get(filename=FILE).text
@@ -52,7 +54,9 @@ def test_promote_writes_exactly_the_annotate_revision(tmp_path: Path) -> None:
     assert note.promoted_revision == revision.number
 
     # once only, and only notes on a node
-    assert client.post(f"/a/troubled/review/notes/{note.pk}/promote/?format=json").status_code == 409
+    assert (
+        client.post(f"/a/troubled/review/notes/{note.pk}/promote/?format=json").status_code == 409
+    )
     refused = client.post(f"/a/troubled/review/notes/{session_note.pk}/promote/?format=json")
     assert refused.status_code == 400
     assert Revision.objects.count() == len(known) + 1 and mmd.read_text("utf-8") == expected

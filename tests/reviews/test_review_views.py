@@ -64,7 +64,9 @@ def test_hostile_note_text_is_shown_as_text_everywhere(root: Path) -> None:
     row = {"kind": "row", "scope": dfx.BAD, "item": "2"}
     session = {"kind": "session", "scope": dfx.BAD, "item": ""}
     for target in (NODE, row, session):
-        answer = client.post("/a/troubled/review/note/", {**target, "text": HOSTILE}, headers={"HX-Request": "true"})
+        answer = client.post(
+            "/a/troubled/review/note/", {**target, "text": HOSTILE}, headers={"HX-Request": "true"}
+        )
         assert answer.status_code == 200 and b"<script>alert" not in answer.content
     client.post("/a/troubled/review/mark/", {**row, "reviewed": "1"})
     pages = [
@@ -84,7 +86,9 @@ def test_hostile_note_text_is_shown_as_text_everywhere(root: Path) -> None:
     soup = BeautifulSoup(client.get(f"/a/troubled/s/{dfx.BAD}/").content, "html.parser")
     opener = soup.select_one("li.row .row-review summary")
     assert opener is not None
-    marked = [s.get_text() for s in soup.select("li.row .row-review summary") if "✓" in s.get_text()]
+    marked = [
+        s.get_text() for s in soup.select("li.row .row-review summary") if "✓" in s.get_text()
+    ]
     assert marked == ["review notes (1) ✓"]
     assert soup.select_one(".session-review .review-thread .note-text").get_text() == HOSTILE
 
@@ -94,7 +98,9 @@ def test_json_twins_and_the_filter(root: Path) -> None:
     client = Client()
     client.login(username="ann", password="pw")
     client.post("/a/troubled/review/note/", {**NODE, "text": "flaky npm test"})
-    client.post("/a/troubled/review/note/", {"kind": "session", "scope": dfx.BAD, "text": "good run"})
+    client.post(
+        "/a/troubled/review/note/", {"kind": "session", "scope": dfx.BAD, "text": "good run"}
+    )
     thread = client.get("/a/troubled/review/thread/", {**NODE, "format": "json"}).json()
     assert thread["target"]["url"] == "/a/troubled/c/001-fix-tests.mmd/n/001-N2/"
     assert [n["author"] for n in thread["notes"]] == ["ann"]
