@@ -16,7 +16,7 @@ from canvases.models import CanvasNode
 from reviews.models import KINDS, QueueDecision, ReviewMark, ReviewNote
 from reviews.queue import QueueItem, open_items, queue_items
 from sessions.debug_selectors import agent_findings
-from sessions.diagnosis_labels import TITLES
+from sessions.diagnosis_labels import TITLES, titled
 from sessions.models import Agent, AgentSession, Row
 
 NOTE_LIMIT = 10_000
@@ -134,7 +134,8 @@ def row_marks(
 
 def queue(agent: Agent) -> tuple[list[QueueItem], int]:
     """The items to look at, and how many current items were already decided."""
-    findings = [f.as_json() for f in agent_findings(agent)["findings"]]
+    # details in the viewer's language; keys and fingerprints read the language-free codes
+    findings = titled([f.as_json() for f in agent_findings(agent)["findings"]])
     items = queue_items(findings)
     decisions = {d.key: (d.state, d.fingerprint) for d in QueueDecision.objects.filter(agent=agent)}
     todo = open_items(items, decisions)

@@ -7,7 +7,9 @@ import os
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
+from django.test import Client
 
 from tests.conftest import SCREENSHOTS
 from tests.debug import diagnosis_fixture as dfx
@@ -20,12 +22,14 @@ NODE_PAGE = "/a/troubled/c/001-fix-tests.mmd/n/001-N2/"
 def test_note_reply_reviewed_queue_done_promote(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     dfx.build(tmp_path / "root")
     mmd = tmp_path / "root" / "troubled" / "mmds" / "001-fix-tests.mmd"
-    User.objects.create_user("rev", password="review-pw")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.goto(f"{live_server.url}/login/?next={NODE_PAGE}")
-    page.fill("input[name=username]", "rev")
-    page.fill("input[name=password]", "review-pw")
-    page.click("button[type=submit], input[type=submit]")
+    signed_in = Client()  # a session without hashing a password (the login form has its tests)
+    signed_in.force_login(User.objects.create_user("rev"))
+    cookie = signed_in.cookies[settings.SESSION_COOKIE_NAME].value
+    page.context.add_cookies(
+        [{"name": settings.SESSION_COOKIE_NAME, "value": cookie, "url": live_server.url}]
+    )
+    page.goto(f"{live_server.url}{NODE_PAGE}")
     thread = page.locator(".node-detail .review-thread")
 
     thread.locator("form.note-form textarea").fill("npm test fails <b>twice</b>: flaky?")

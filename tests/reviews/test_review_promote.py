@@ -23,9 +23,8 @@ TEXT = 'retry with "--runInBand" <b>first</b>'
 def test_promote_writes_exactly_the_annotate_revision(tmp_path: Path) -> None:
     dfx.build(tmp_path / "root")
     mmd = tmp_path / "root" / "troubled" / "mmds" / FILE
-    User.objects.create_user("ann", password="pw")
     client = Client()
-    client.login(username="ann", password="pw")
+    client.force_login(User.objects.create_user("ann"))
     before = mmd.read_text("utf-8")
     known = set(Revision.objects.values_list("pk", flat=True))  # ingest's own
     base = {"kind": "node", "scope": FILE, "item": "001-N2"}

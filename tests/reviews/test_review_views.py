@@ -40,9 +40,8 @@ def test_anonymous_writes_are_refused_and_store_nothing(root: Path) -> None:
 
 
 def test_writes_need_the_csrf_token(root: Path) -> None:
-    User.objects.create_user("ann", password="pw")
     client = Client(enforce_csrf_checks=True)
-    client.login(username="ann", password="pw")
+    client.force_login(User.objects.create_user("ann"))
     assert client.post("/a/troubled/review/note/", {**NODE, "text": "no token"}).status_code == 403
     page = client.get("/a/troubled/c/001-fix-tests.mmd/n/001-N2/")
     token = BeautifulSoup(page.content, "html.parser").select_one(
@@ -58,9 +57,8 @@ def test_writes_need_the_csrf_token(root: Path) -> None:
 
 
 def test_hostile_note_text_is_shown_as_text_everywhere(root: Path) -> None:
-    User.objects.create_user("ann", password="pw")
     client = Client()
-    client.login(username="ann", password="pw")
+    client.force_login(User.objects.create_user("ann"))
     row = {"kind": "row", "scope": dfx.BAD, "item": "2"}
     session = {"kind": "session", "scope": dfx.BAD, "item": ""}
     for target in (NODE, row, session):
@@ -94,9 +92,8 @@ def test_hostile_note_text_is_shown_as_text_everywhere(root: Path) -> None:
 
 
 def test_json_twins_and_the_filter(root: Path) -> None:
-    User.objects.create_user("ann", password="pw")
     client = Client()
-    client.login(username="ann", password="pw")
+    client.force_login(User.objects.create_user("ann"))
     client.post("/a/troubled/review/note/", {**NODE, "text": "flaky npm test"})
     client.post(
         "/a/troubled/review/note/", {"kind": "session", "scope": dfx.BAD, "text": "good run"}
