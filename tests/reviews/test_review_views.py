@@ -89,6 +89,9 @@ def test_hostile_note_text_is_shown_as_text_everywhere(root: Path) -> None:
     ]
     assert marked == ["review notes (1) ✓"]
     assert soup.select_one(".session-review .review-thread .note-text").get_text() == HOSTILE
+    # and so does the timeline a filter redraws (the htmx partial)
+    partial = client.get(f"/a/troubled/s/{dfx.BAD}/?min_score=1", headers={"HX-Request": "true"})
+    assert "review notes (1) ✓" in partial.content.decode()
 
 
 def test_json_twins_and_the_filter(root: Path) -> None:
