@@ -132,14 +132,15 @@ def row_marks(
     return out
 
 
-def queue(agent: Agent) -> tuple[list[QueueItem], int]:
-    """The items to look at, and how many current items were already decided."""
+def queue(agent: Agent) -> tuple[list[QueueItem], list[tuple[QueueItem, QueueDecision]]]:
+    """The items to look at, and the current items already done or skipped (with how)."""
     # details in the viewer's language; keys and fingerprints read the language-free codes
     findings = titled([f.as_json() for f in agent_findings(agent)["findings"]])
     items = queue_items(findings)
-    decisions = {d.key: (d.state, d.fingerprint) for d in QueueDecision.objects.filter(agent=agent)}
-    todo = open_items(items, decisions)
-    return todo, len(items) - len(todo)
+    made = {d.key: d for d in QueueDecision.objects.filter(agent=agent)}
+    todo = open_items(items, {k: (d.state, d.fingerprint) for k, d in made.items()})
+    still = {i.key for i in todo}
+    return todo, [(i, made[i.key]) for i in items if i.key not in still]
 
 
 def _queue_json(agent: Agent, item: QueueItem) -> dict[str, Any]:
@@ -174,7 +175,15 @@ def agent_review(agent: Agent, query: str = "") -> dict[str, Any]:
         "agent": agent.slug,
         "query": query,
         "queue": [_queue_json(agent, i) for i in todo],
-        "decided": decided,
+        "decided": [
+            {
+                **_queue_json(agent, item),
+                "state": d.state,
+                "author": d.author,
+                "decided_at": d.decided_at,
+            }
+            for item, d in decided
+        ],
         "notes": [
             {
                 **_note_json(n),

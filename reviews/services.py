@@ -66,8 +66,12 @@ def mark_set(agent: Agent, target: Target, reviewed: bool, user: Any) -> ReviewM
         return mark
 
 
-def queue_decide(agent: Agent, key: str, state: str, user: Any) -> QueueDecision:
-    """done / skip a queue item, on the diagnosis it has now (read here, not from the form)."""
+def queue_decide(agent: Agent, key: str, state: str, user: Any) -> QueueDecision | None:
+    """done / skip a queue item, on the diagnosis it has now (read here, not from the form);
+    "open" puts a decided item back in the queue."""
+    if state == "open":
+        QueueDecision.objects.filter(agent=agent, key=key).delete()
+        return None
     if state not in QUEUE_STATES:
         raise ReviewRefused(_("a queue item is marked done or skip"))
     todo, _decided = queue(agent)

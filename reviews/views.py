@@ -132,13 +132,14 @@ def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 @require_POST
 def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
-        decision = services.queue_decide(
-            obj, _text(data, "key"), _text(data, "state"), request.user
-        )
-        body = {"key": decision.key, "state": decision.state, "fingerprint": decision.fingerprint}
-        outcome = Outcome(
-            ok=True, message=_("queue item: %(state)s") % {"state": decision.state}, body=body
-        )
+        state = _text(data, "state")
+        decision = services.queue_decide(obj, _text(data, "key"), state, request.user)
+        body = {"key": _text(data, "key"), "state": state}
+        if decision is not None:
+            body["fingerprint"] = decision.fingerprint
+        words = dict(_page_extra(request)["states"] + [("open", _("back in the queue"))])
+        message = _("queue item: %(state)s") % {"state": words.get(state, state)}
+        outcome = Outcome(ok=True, message=message, body=body)
 
         def redraw(o: Outcome) -> HttpResponse:
             data = {**selectors.agent_review(obj), **_page_extra(request), "outcome": o}

@@ -17,6 +17,7 @@ from tests.debug import diagnosis_fixture as dfx
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 NODE_PAGE = "/a/troubled/c/001-fix-tests.mmd/n/001-N2/"
+TODO = "#review-queue > ol.queue > li.queue-item"  # the open items (decided ones are listed apart)
 
 
 def test_note_reply_reviewed_queue_done_promote(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -44,18 +45,18 @@ def test_note_reply_reviewed_queue_done_promote(live_server, page, tmp_path: Pat
     assert mmd.read_text("utf-8").count("flaky") == 0  # nothing of it in the agent's file
 
     page.goto(f"{live_server.url}/a/troubled/review/")
-    loop = page.locator("#review-queue li.queue-item[data-kind=loop]")
-    before = page.locator("#review-queue li.queue-item").count()
+    loop = page.locator(f"{TODO}[data-kind=loop]")
+    before = page.locator(TODO).count()
     assert loop.count() == 1 and before > 1
     loop.locator("button[data-state=done]").click()
-    page.wait_for_function(
-        f"() => document.querySelectorAll('#review-queue li.queue-item').length === {before - 1}"
-    )
-    assert page.locator("#review-queue li.queue-item[data-kind=loop]").count() == 0
+    page.wait_for_function(f"() => document.querySelectorAll('{TODO}').length === {before - 1}")
+    assert page.locator(f"{TODO}[data-kind=loop]").count() == 0
+    page.locator(".queue-decided summary").click()
+    assert page.locator(".queue-decided li[data-kind=loop][data-state=done]").count() == 1
     page.locator("#review-notes .note-text", has_text="CI runner").wait_for()
     page.screenshot(path=str(SCREENSHOTS / "review-queue.png"), full_page=True)
     page.reload()  # done is kept
-    assert page.locator("#review-queue li.queue-item").count() == before - 1
+    assert page.locator(TODO).count() == before - 1
 
     page.goto(f"{live_server.url}{NODE_PAGE}")
     page.on("dialog", lambda dialog: dialog.accept())

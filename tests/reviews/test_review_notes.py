@@ -3,6 +3,7 @@ the diagnoses that keeps done/skip until the diagnosis changes."""
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -12,10 +13,10 @@ from django.utils import timezone
 
 from reviews import selectors, services
 from reviews.models import QueueDecision, ReviewNote
-from reviews.queue import open_items, queue_items
-from sessions.debug_selectors import agent_findings
+from sessions.ingest import ingest_path
 from sessions.models import Agent
 from tests.debug import diagnosis_fixture as dfx
+from tests.debug.memory_factory import at, stamp
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +85,7 @@ def test_reviewed_mark_has_author_and_time_and_clears(troubled: Agent) -> None:
 def test_queue_comes_from_the_diagnoses_and_is_the_same_every_time(troubled: Agent) -> None:
     todo, decided = selectors.queue(troubled)
     again, _ = selectors.queue(troubled)
-    assert todo == again and decided == 0
+    assert todo == again and decided == []
     kinds = {i.kind for i in todo}
     assert {"loop", "failing_call", "missing_ref", "never_placed", "stuck_node"} <= kinds
     keys = [i.key for i in todo]
@@ -104,7 +105,11 @@ def test_done_and_skip_are_kept_until_the_diagnosis_changes(troubled: Agent) -> 
     services.queue_decide(troubled, loop.key, "done", user)
     services.queue_decide(troubled, missing.key, "skip", user)
     after, decided = selectors.queue(troubled)
-    assert decided == 2 and {i.key for i in after} == {i.key for i in todo} - {
+    assert [(i.key, d.state, d.author) for i, d in decided] == [
+        (loop.key, "done", "ann"),
+        (missing.key, "skip", "ann"),
+    ]
+    assert {i.key for i in after} == {i.key for i in todo} - {
         loop.key,
         missing.key,
     }
@@ -112,14 +117,21 @@ def test_done_and_skip_are_kept_until_the_diagnosis_changes(troubled: Agent) -> 
     with pytest.raises(services.ReviewRefused):  # decided: no longer in the queue
         services.queue_decide(troubled, loop.key, "skip", user)
 
-    # the same loop with one more repeat is a changed diagnosis: it comes back; the skipped
-    # missing ref, unchanged, does not
-    findings = [f.as_json() for f in agent_findings(troubled)["findings"]]
-    for finding in findings:
-        if finding["kind"] == "loop":
-            ev = finding["evidence"][0]
-            rows = [*ev["rows"], {"line_no": 12}]
-            finding["evidence"] = [{**ev, "repeats": ev["repeats"] + 1, "rows": rows}]
-    decisions = {d.key: (d.state, d.fingerprint) for d in QueueDecision.objects.all()}
-    back = open_items(queue_items(findings), decisions)
-    assert loop.key in {i.key for i in back} and missing.key not in {i.key for i in back}
+    # the agent runs the same call again: the loop has one more repeat, a changed diagnosis,
+    # and comes back; the skipped missing ref, unchanged, does not
+    offload = Path(troubled.path) / f"offload-{dfx.BAD}.jsonl"
+    again = {"tool_call_id": "call_again", "tool_call": "exec: npm test", "summary": "again"}
+    again |= {"timestamp": stamp(at(95)), "score": 5, "node_id": "001-N2"}
+    with offload.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(again) + "\n")
+    ingest_path(Path(troubled.path).parent)
+    troubled.refresh_from_db()  # the diagnoses are memoised on its figures
+    back, decided = selectors.queue(troubled)
+    loops = [i for i in back if i.kind == "loop"]
+    assert [i.key for i in loops] == [loop.key] and loops[0].fingerprint != loop.fingerprint
+    assert missing.key not in {i.key for i in back}
+    assert [i.key for i, _ in decided] == [missing.key]
+
+    # reopened by a person: back in the queue at once
+    services.queue_decide(troubled, missing.key, "open", user)
+    assert missing.key in {i.key for i in selectors.queue(troubled)[0]}
