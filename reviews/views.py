@@ -132,20 +132,22 @@ def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 @require_POST
 def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
-        state = _text(data, "state")
-        decision = services.queue_decide(obj, _text(data, "key"), state, request.user)
-        body = {"key": _text(data, "key"), "state": state}
+        def redraw(o: Outcome) -> HttpResponse:  # the queue, with what happened on top
+            context = {**selectors.agent_review(obj), **_page_extra(request), "outcome": o}
+            return render(request, "reviews/review.html#queue", context)
+
+        back = reverse("agent-review", args=[obj.slug])
+        key, state = _text(data, "key"), _text(data, "state")
+        try:
+            decision = services.queue_decide(obj, key, state, request.user)
+        except ReviewRefused as exc:  # e.g. decided meanwhile in another tab
+            return Outcome.refused(str(exc), exc.status), back, redraw
+        body = {"key": key, "state": state}
         if decision is not None:
             body["fingerprint"] = decision.fingerprint
         words = dict(_page_extra(request)["states"] + [("open", _("back in the queue"))])
         message = _("queue item: %(state)s") % {"state": words.get(state, state)}
-        outcome = Outcome(ok=True, message=message, body=body)
-
-        def redraw(o: Outcome) -> HttpResponse:
-            data = {**selectors.agent_review(obj), **_page_extra(request), "outcome": o}
-            return render(request, "reviews/review.html#queue", data)
-
-        return outcome, reverse("agent-review", args=[obj.slug]), redraw
+        return Outcome(ok=True, message=message, body=body), back, redraw
 
     return _write(request, agent, run)
 

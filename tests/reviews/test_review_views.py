@@ -108,3 +108,9 @@ def test_json_twins_and_the_filter(root: Path) -> None:
     assert [n["text"] for n in page["notes"]] == ["flaky npm test"]
     assert {i["kind"] for i in page["queue"]} >= {"loop", "missing_ref"}
     assert client.get("/a/troubled/review/thread/", {**NODE, "item": "nope"}).status_code == 404
+    # deciding an item no longer in the queue: JSON says so, htmx redraws the queue with why
+    gone = {"key": "0" * 32, "state": "done"}
+    assert client.post("/a/troubled/review/queue/?format=json", gone).status_code == 404
+    redrawn = client.post("/a/troubled/review/queue/", gone, headers={"HX-Request": "true"})
+    queue = BeautifulSoup(redrawn.content, "html.parser").select_one("section#review-queue")
+    assert "no longer in the review queue" in queue.select_one(".warn").get_text()
