@@ -34,6 +34,7 @@ urlpatterns = [
     path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
     path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
     path("api/stream/", include("sessions.stream_urls")),
+    path("a/<str:agent>/review/", include("reviews.urls")),
 ]
 
 # --- debugging a run (issue 13): replay, diagnostics, ledger, report, navigation, language ---

@@ -46,8 +46,15 @@ def _node_url_maker(agent_slug: str) -> Callable[[str], str]:
     return lambda value: conditional_escape(base + quote(str(value), safe=""))
 
 
-def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: bool) -> SafeString:
-    """The ``<ol class="rows">`` of ``rows`` (the dicts of ``sessions.selectors.rows_json``)."""
+def rows_html(
+    rows: Iterable[dict[str, Any]],
+    *,
+    agent_slug: str,
+    show_node: bool,
+    row_extra: Callable[[dict[str, Any]], SafeString] | None = None,
+) -> SafeString:
+    """The ``<ol class="rows">`` of ``rows`` (the dicts of ``sessions.selectors.rows_json``);
+    ``row_extra(row)``, safe markup, ends each row (the review notes' opener)."""
     node_url = _node_url_maker(agent_slug)
     ref_url = _url_maker("ref", agent_slug)
     session_url = _url_maker("session", agent_slug)
@@ -110,6 +117,8 @@ def rows_html(rows: Iterable[dict[str, Any]], *, agent_slug: str, show_node: boo
         else:
             text = gettext("ref %(ref)s is missing on disk") % {"ref": _text(r.get("result_ref"))}
             head.append(f'<p class="warn small">{text}</p>')
+        if row_extra is not None:
+            head.append(row_extra(r))
         head.append("</li>")
         parts.append("\n".join(head))
     if len(parts) == 1:

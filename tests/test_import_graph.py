@@ -7,7 +7,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("canvases", "sessions", "memviz")
+PACKAGES = ("canvases", "sessions", "memviz", "reviews")
 CORES = ("canvases/mermaid", "sessions/memory")
 
 
@@ -91,6 +91,13 @@ def test_no_module_import_cycle() -> None:
         if (REPO / Path(*name.split("."))).is_dir():
             graph[name] = set()
     assert _cycles(graph) == []
+
+
+def test_no_app_imports_the_reviews_app() -> None:
+    """reviews reads sessions and canvases; they show its notes through template tags only."""
+    for name, imports in _graph().items():
+        if not name.startswith("reviews"):
+            assert not [i for i in imports if i.startswith("reviews")], name
 
 
 def test_the_cores_know_nothing_of_django_or_the_apps() -> None:

@@ -35,8 +35,9 @@ def _urls() -> list[str]:
     urls = ["/", "/search/?q=pytest", "/search/?q=失败"]
     for agent in Agent.objects.all():
         base = f"/a/{agent.slug}/"
-        urls.append(base)
-        urls += [f"{base}s/{s.session_id}/" for s in AgentSession.objects.filter(agent=agent)]
+        urls += [base, f"{base}review/", f"{base}review/?q=x&format=json"]
+        for s in AgentSession.objects.filter(agent=agent):
+            urls += [f"{base}s/{s.session_id}/", f"{base}review/thread/?kind=session&scope={s.session_id}"]
         urls += [f"{base}refs/{r.name.removeprefix('refs/')}" for r in Ref.objects.filter(agent=agent)[:5]]
         for canvas in Canvas.objects.filter(agent=agent):
             c = f"{base}c/{canvas.filename}/"

@@ -1,7 +1,8 @@
-"""`{% row_list rows agent_slug show_node %}`: the row list, built by ``sessions.rows_html``."""
+"""`{% row_list rows agent_slug show_node [row_extra] %}`: the row list, by ``sessions.rows_html``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode
 
@@ -14,8 +15,15 @@ register = template.Library()
 
 
 @register.simple_tag
-def row_list(rows: list[dict[str, Any]], agent_slug: str, show_node: bool) -> SafeString:
-    return rows_html(rows, agent_slug=agent_slug, show_node=bool(show_node))
+def row_list(
+    rows: list[dict[str, Any]],
+    agent_slug: str,
+    show_node: bool,
+    row_extra: Callable[[dict[str, Any]], SafeString] | None = None,
+) -> SafeString:
+    """``row_extra``: markup another app adds to each row (an unset variable is "": none)."""
+    extra = row_extra if callable(row_extra) else None
+    return rows_html(rows, agent_slug=agent_slug, show_node=bool(show_node), row_extra=extra)
 
 
 @register.filter

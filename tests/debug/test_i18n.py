@@ -125,6 +125,7 @@ def test_zh_hans_pages_show_no_untranslated_english(tmp_path: Path) -> None:
         [
             f"/a/troubled/s/{dfx.BAD}/diagnostics/",
             "/a/troubled/diagnostics/",
+            "/a/troubled/review/",
             f"/a/troubled/s/{dfx.BAD}/ledger/",
             "/a/troubled/ledger/",
             f"/a/watched/s/{rfx.SESSION}/replay/",
@@ -186,6 +187,7 @@ def test_zh_hans_main_pages_show_no_untranslated_english(fixtures_root: Path) ->
             f"/a/main/s/{session}/replay/",
             f"/a/main/s/{session}/diagnostics/",
             f"/a/main/s/{session}/ledger/",
+            "/a/main/review/",
             "/a/main/no/such/",
         ],
     )

@@ -1,0 +1,202 @@
+"""Review pages and their writes: thin, over reviews.selectors and reviews.services.
+
+Every write needs a signed-in user and Django's CSRF check (no exemption here); htmx gets the
+region it came from redrawn, JSON clients the result, others a redirect with a message.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_GET, require_POST
+
+from memviz.pages import render_page
+from memviz.responders import HtmxHttpRequest, Outcome, respond
+from reviews import selectors, services
+from reviews.models import ReviewNote
+from reviews.services import ReviewRefused
+from sessions.models import Agent
+from sessions.selectors import agent_get
+
+
+def _fields(request: HtmxHttpRequest) -> dict[str, Any]:
+    """The form's fields, or a JSON object body's."""
+    if request.content_type == "application/json":
+        try:
+            data = json.loads(request.body or b"{}")
+        except (ValueError, RecursionError):
+            raise ReviewRefused(_("the request body is not valid JSON")) from None
+        if not isinstance(data, dict):
+            raise ReviewRefused(_("the request body must be a JSON object"))
+        return data
+    return {k: request.POST.get(k) for k in request.POST if k != "csrfmiddlewaretoken"}
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _target(agent: Agent, data: dict[str, Any]) -> selectors.Target:
+    found = selectors.target_get(
+        agent, _text(data, "kind"), _text(data, "scope"), _text(data, "item")
+    )
+    if found is None:
+        raise Http404(_("nothing to review there"))
+    return found
+
+
+def thread_context(
+    request: HtmxHttpRequest, agent: Agent, target: selectors.Target
+) -> dict[str, Any]:
+    return {
+        **selectors.thread(agent, target),
+        "agent": agent.slug,
+        "can_write": request.user.is_authenticated,
+    }
+
+
+def _thread_answer(
+    request: HtmxHttpRequest, agent: Agent, target: selectors.Target
+) -> Callable[[Outcome], HttpResponse]:
+    def answer(outcome: Outcome) -> HttpResponse:
+        context = {**thread_context(request, agent, target), "outcome": outcome}
+        return render(request, "reviews/_thread.html", context)
+
+    return answer
+
+
+def _write(
+    request: HtmxHttpRequest,
+    agent: str,
+    run: Callable[
+        [Agent, dict[str, Any]], tuple[Outcome, str, Callable[[Outcome], HttpResponse] | None]
+    ],
+) -> HttpResponse:
+    """Refuse the anonymous, run the write, answer every kind of client the same way."""
+    obj = agent_get(agent)
+    back = reverse("agent-review", args=[agent])
+    if not request.user.is_authenticated:
+        return respond(
+            request, Outcome.refused(_("log in to write review notes"), 403), redirect_to=back
+        )
+    try:
+        data = _fields(request)
+    except ReviewRefused as exc:
+        return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
+    htmx: Callable[[Outcome], HttpResponse] | None = None
+    try:
+        outcome, back, htmx = run(obj, data)
+    except ReviewRefused as exc:
+        outcome = Outcome.refused(str(exc), exc.status)
+        if "kind" in data:  # redraw the thread with the refusal in it
+            target = _target(obj, data)
+            back, htmx = selectors.target_url(obj, target), _thread_answer(request, obj, target)
+    return respond(request, outcome, redirect_to=back, htmx=htmx)
+
+
+@require_POST
+def note_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
+    def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
+        target = _target(obj, data)
+        reply = _text(data, "reply_to")
+        note = services.note_add(
+            obj, target, _text(data, "text"), request.user, int(reply) if reply.isdigit() else None
+        )
+        body = {"note": note.pk, "thread": selectors.thread(obj, target)}
+        outcome = Outcome(ok=True, message=_("note saved"), status=201, body=body)
+        return outcome, selectors.target_url(obj, target), _thread_answer(request, obj, target)
+
+    return _write(request, agent, run)
+
+
+@require_POST
+def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
+    def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
+        target = _target(obj, data)
+        reviewed = _text(data, "reviewed") in ("1", "on", "true", "True")
+        services.mark_set(obj, target, reviewed, request.user)
+        message = _("marked reviewed") if reviewed else _("reviewed mark removed")
+        outcome = Outcome(ok=True, message=message, body=selectors.thread(obj, target))
+        return outcome, selectors.target_url(obj, target), _thread_answer(request, obj, target)
+
+    return _write(request, agent, run)
+
+
+@require_POST
+def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
+    def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
+        def redraw(o: Outcome) -> HttpResponse:  # the queue, with what happened on top
+            context = {**selectors.agent_review(obj), **_page_extra(request), "outcome": o}
+            return render(request, "reviews/review.html#queue", context)
+
+        back = reverse("agent-review", args=[obj.slug])
+        key, state = _text(data, "key"), _text(data, "state")
+        try:
+            decision = services.queue_decide(obj, key, state, request.user)
+        except ReviewRefused as exc:  # e.g. decided meanwhile in another tab
+            return Outcome.refused(str(exc), exc.status), back, redraw
+        body = {"key": key, "state": state}
+        if decision is not None:
+            body["fingerprint"] = decision.fingerprint
+        words = dict(_page_extra(request)["states"] + [("open", _("back in the queue"))])
+        message = _("queue item: %(state)s") % {"state": words.get(state, state)}
+        return Outcome(ok=True, message=message, body=body), back, redraw
+
+    return _write(request, agent, run)
+
+
+@require_POST
+def promote_view(request: HtmxHttpRequest, agent: str, note: int) -> HttpResponse:
+    def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
+        found = ReviewNote.objects.filter(agent=obj, pk=note).first()
+        if found is None:
+            raise Http404(_("no such note"))
+        target = selectors.Target(found.kind, found.scope, found.item)
+        answer = _thread_answer(request, obj, target)
+        try:
+            revision = services.note_promote(obj, found, request.user)
+        except ReviewRefused as exc:
+            return Outcome.refused(str(exc), exc.status), selectors.target_url(obj, target), answer
+        message = _("r%(n)s: the note is now the node's annotation; the agent reads it") % {
+            "n": revision.number
+        }
+        body = {"revision": revision.number, "op": revision.op, "note": found.pk}
+        return (
+            Outcome(ok=True, message=message, body=body),
+            selectors.target_url(obj, target),
+            answer,
+        )
+
+    return _write(request, agent, run)
+
+
+@require_GET
+def thread_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
+    """One target's thread: the partial the pages load, and its JSON twin."""
+    obj = agent_get(agent)
+    target = _target(obj, request.GET.dict())
+    context = thread_context(request, obj, target)
+    data = {k: context[k] for k in ("target", "reviewed", "notes", "promotable")}
+    return render_page(request, "reviews/_thread.html", data, extra=context)
+
+
+@require_GET
+def review_page(request: HtmxHttpRequest, agent: str) -> HttpResponse:
+    """The agent's review queue and notes; ``?q=`` filters the notes."""
+    obj = agent_get(agent)
+    data = selectors.agent_review(obj, request.GET.get("q", "").strip())
+    return render_page(
+        request, "reviews/review.html", data, extra=_page_extra(request), partial="notes"
+    )
+
+
+def _page_extra(request: HtmxHttpRequest) -> dict[str, Any]:
+    states = [("done", _("Done")), ("skip", _("Skip"))]
+    return {"can_write": request.user.is_authenticated, "states": states}
