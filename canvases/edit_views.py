@@ -211,7 +211,9 @@ def sync(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
 def history_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    return render_page(request, "canvases/history.html", history.revision_list(obj, canvas_obj))
+    data = history.revision_list(obj, canvas_obj)
+    data["branch_url"] = reverse("agent-branch", args=[agent])  # POST file + revision
+    return render_page(request, "canvases/history.html", data)
 
 
 @require_GET

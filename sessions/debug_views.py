@@ -80,6 +80,8 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
         "offset": offset,
         "frames": [replay.frame(i) for i in range(offset, end)],
         "next_offset": end if end < len(replay) else None,
+        # "branch from this instant": POST session + row (a frame's line number) to this URL
+        "branch_url": reverse("agent-branch", args=[obj.slug]),
     }
     if wants_json(request):
         return json_response(data)
