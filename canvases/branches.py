@@ -138,7 +138,7 @@ def _steps_after(canvas: Canvas, number: int | None) -> list[Step]:
     steps = []
     for op, params, remaps in later.values_list("op", "params", "remaps"):
         if op == "undo":
-            target = canvas.revisions.filter(number=(params or {}).get("target")).first()
+            target = canvas.revisions.filter(number=(params or {}).get("target") or 0).first()
             if target is not None and (target.remaps or {}).get("rows"):
                 steps.append(step_from_remaps(target.remaps, undo=True))
         elif (remaps or {}).get("rows"):

@@ -18,7 +18,8 @@ from sessions.models import Agent, Row
 
 def lineage_record(canvas: Canvas, revision: Revision, payload: dict[str, Any]) -> CanvasBranch:
     """Store a branch's origin and copied rows (under the agent's lock, with its revision)."""
-    source = Canvas.objects.filter(pk=payload.get("source_pk"), agent_id=canvas.agent_id).first()
+    source_pk = payload.get("source_pk")
+    source = Canvas.objects.filter(pk=source_pk or 0, agent_id=canvas.agent_id).first()
     moment = payload.get("moment")
     branch, _ = CanvasBranch.objects.update_or_create(
         canvas=canvas,
