@@ -242,3 +242,33 @@ def test_branching_needs_login_csrf_and_a_confirmation_on_a_live_agent(agent_dir
         client.post("/a/main/branch/", confirmed, content_type="application/json").status_code
         == 201
     )
+
+
+@pytest.mark.django_db
+def test_branch_from_a_replay_instant_keeps_what_existed_then(fixtures_root: Path) -> None:
+    """Row 2 of the session is 002-N3's call: N4, N5 and later rows did not exist yet."""
+    from bs4 import BeautifulSoup
+
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    client = Client()
+    client.force_login(User.objects.create_user("dave", password="pw"))
+    session = "b7e4d2a0-1c9f-4e63-a8d5-2f0c7b9e6d14"
+    replay = BeautifulSoup(client.get(f"/a/main/s/{session}/replay/?row=2").content, "html.parser")
+    form = replay.select_one("form.branch-form")
+    assert form.select_one("input[name=session]")["value"] == session
+    assert form.select_one("input#replay-branch-row")["value"] == "2"
+    answer = client.post(form["action"], {"session": session, "row": "2"})
+    assert answer.status_code == 302
+    branch = CanvasBranch.objects.get()
+    assert (branch.origin, branch.session_id, branch.replay_row) == ("replay", session, 2)
+    assert set(parse(branch.canvas.text).nodes) == {"003-N1", "003-N2", "003-N3"}
+    assert copied_calls(branch, "003-N2") == N2_ROWS and copied_calls(branch, "003-N3") == {N3_ROW}
+    assert set(branch.rows) == {"003-N2", "003-N3"}
+
+    compare = client.get(f"/a/main/c/{FILE}/compare/?a=1&b=current")
+    sides = compare.context["sides"]
+    assert [(s["label"], s["revision"]) for s in sides] == [("r1", 1), ("now", None)]
+    forms = BeautifulSoup(compare.content, "html.parser").select(".branch-choices form")
+    assert [f.select_one("input[name=revision]") is None for f in forms] == [False, True]
+    data = client.get(f"/a/main/c/{FILE}/compare/?a=1&b=current&format=json").json()
+    assert data["branch_url"] == "/a/main/branch/" and data["sides"][1]["revision"] is None
