@@ -73,12 +73,7 @@ def rows_then(
     """
     out: dict[str, list[RowNow]] = {}
     for row in rows:
-        late = (
-            until is not None
-            and row.time is not None
-            and (row.time > until or (row.time == until and not inclusive))
-        )
-        if late:
+        if came_later(row, until, inclusive=inclusive):
             continue
         node_id = row.node_id
         for step in steps:
@@ -87,3 +82,10 @@ def rows_then(
         if node is not None:
             out.setdefault(node, []).append(row)
     return out
+
+
+def came_later(row: RowNow, until: datetime | None, *, inclusive: bool) -> bool:
+    """The row's time is after the moment (at it too, unless `inclusive`); unknown: kept."""
+    if until is None or row.time is None:
+        return False
+    return row.time > until or (row.time == until and not inclusive)

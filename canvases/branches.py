@@ -19,8 +19,8 @@ from typing import Any
 
 from django.db import transaction
 
-from canvases import liveness
-from canvases.branch_rows import RowNow, Step, rows_then, step_from_remaps
+from canvases import lineage, liveness
+from canvases.branch_rows import RowNow, Step, came_later, rows_then, step_from_remaps
 from canvases.edit_ops import EditConflict, EditRefused, check_parses
 from canvases.indexing import canvas_number_and_label, parsed
 from canvases.mermaid import edits
@@ -158,7 +158,24 @@ def rows_of_moment(canvas: Canvas, moment: Moment) -> dict[str, list[RowNow]]:
         .values_list("session__relpath", "line_no", "tool_call_id", "node_id", "timestamp")
     )
     rows = [RowNow(f, n, c, node, parse_instant(t)) for f, n, c, node, t in found]
-    return rows_then(rows, steps, alias_to_node, until=moment.until, inclusive=moment.inclusive)
+    out = rows_then(rows, steps, alias_to_node, until=moment.until, inclusive=moment.inclusive)
+    # a branch of a branch: the rows memviz copied to the source's nodes come along
+    inherited = lineage.copied_keys(canvas, moment.revision if moment.origin != CURRENT else None)
+    for node, keys in inherited.items():
+        target = alias_to_node.get(node)
+        if target is None:
+            continue
+        for row in lineage.resolve(canvas.agent_id, keys):
+            found_row = RowNow(
+                row.session.relpath,
+                row.line_no,
+                row.tool_call_id,
+                row.node_id,
+                parse_instant(row.timestamp),
+            )
+            if not came_later(found_row, moment.until, inclusive=moment.inclusive):
+                out.setdefault(target, []).append(found_row)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -89,28 +89,66 @@ def branch_of(canvas: Canvas) -> CanvasBranch | None:
     return CanvasBranch.objects.filter(canvas=canvas).first()
 
 
+def merged_into(canvas: Canvas, upto: int | None = None) -> dict[str, str]:
+    """Node id → the node a merge on this canvas folded it into (by revision `upto`).
+
+    Copied rows keep the source's node ids in the agent's files, so a merge on the branch does
+    not re-point them there; their place on the branch follows its merges instead. A merge
+    whose latest undo/redo (by `upto`) is an undo does not count.
+    """
+    revisions = canvas.revisions.order_by("number")
+    if upto is not None:
+        revisions = revisions.filter(number__lte=upto)
+    found = list(revisions.values_list("number", "op", "params", "remaps"))
+    last_event = {
+        (params or {}).get("target"): op for _n, op, params, _r in found if op in ("undo", "redo")
+    }
+    moved: dict[str, str] = {}
+    for number, op, _params, remaps in found:
+        if op != "undo" and last_event.get(number) != "undo":
+            moved.update((remaps or {}).get("node_map") or {})
+    return moved
+
+
+def _follow(moved: dict[str, str], node: str) -> str:
+    seen = {node}
+    while node in moved and moved[node] not in seen:
+        node = moved[node]
+        seen.add(node)
+    return node
+
+
+def copied_keys(canvas: Canvas, upto: int | None = None) -> dict[str, list[list[Any]]]:
+    """Branch node id (merges followed) → the `[file, line, tool_call_id]` of its copied rows."""
+    rows = CanvasBranch.objects.filter(canvas=canvas).values_list("rows", flat=True).first()
+    if not rows:
+        return {}
+    moved = merged_into(canvas, upto)
+    out: dict[str, list[list[Any]]] = {}
+    for node, keys in rows.items():
+        out.setdefault(_follow(moved, node), []).extend(keys)
+    return out
+
+
 def copied_counts(canvas: Canvas) -> dict[str, int]:
     """Branch node id → rows memviz copied to it (empty for a canvas that is no branch)."""
-    rows = CanvasBranch.objects.filter(canvas=canvas).values_list("rows", flat=True).first()
-    return {node: len(items) for node, items in (rows or {}).items()}
+    return {node: len(keys) for node, keys in copied_keys(canvas).items()}
 
 
-def copied_rows(canvas: Canvas, node_id: str) -> list[Row]:
-    """The rows copied to one node of a branch, found by session file and tool call id (a line
-    number moves when the agent rewrites a file; it only tells duplicates apart)."""
-    rows = CanvasBranch.objects.filter(canvas=canvas).values_list("rows", flat=True).first()
-    wanted = (rows or {}).get(node_id) or []
-    if not wanted:
+def resolve(agent_id: int, keys: list[list[Any]]) -> list[Row]:
+    """Copied rows found by session file and tool call id (a line number moves when the agent
+    rewrites a file; it only tells duplicates apart)."""
+    if not keys:
         return []
     query = Q()
-    for relpath, _line, tool_call_id in wanted:
+    for relpath, _line, tool_call_id in keys:
         query |= Q(session__relpath=relpath, tool_call_id=tool_call_id)
-    found = list(Row.objects.filter(query, agent_id=canvas.agent_id).select_related("session"))
+    found = list(Row.objects.filter(query, agent_id=agent_id).select_related("session"))
     by_key: dict[tuple[str, str], list[Row]] = {}
     for row in found:
         by_key.setdefault((row.session.relpath, row.tool_call_id), []).append(row)
     out: list[Row] = []
-    for relpath, line, tool_call_id in wanted:
+    for relpath, line, tool_call_id in keys:
         candidates = by_key.get((relpath, tool_call_id)) or []
         exact = [r for r in candidates if r.line_no == line]
         if exact or candidates:
@@ -118,3 +156,8 @@ def copied_rows(canvas: Canvas, node_id: str) -> list[Row]:
             if pick not in out:
                 out.append(pick)
     return out
+
+
+def copied_rows(canvas: Canvas, node_id: str) -> list[Row]:
+    """The rows copied to one node of a branch (with those of nodes merged into it)."""
+    return resolve(canvas.agent_id, copied_keys(canvas).get(node_id) or [])

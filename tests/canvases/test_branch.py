@@ -33,6 +33,7 @@ _spec.loader.exec_module(reference)
 FILE = "002-migrate-orders-api.mmd"
 N2_ROWS = {"toolu_01A7xKq3VbN9mT2pLc8dWe4R", "call_03_Tq2kD7fUo5"}
 N3_ROW = "toolu_01B2yLr4WcP0nU3qMd9eXf5S"
+N4_ROW = "toolu_01C3zMs5XdQ1oV4rNe0fYg6T"
 
 
 def snapshot(agent_dir: Path) -> dict[str, bytes]:
@@ -152,6 +153,25 @@ def test_branch_from_revisions_copies_their_rows_and_changes_no_byte_of_the_fold
     ]
     assert tree[0]["children"][0]["rows_copied"] == 5  # 005-N2: 3, 005-N4: 1, 005-N5: 1
     assert journal.intent_load_all(write_path.journal_dir()) == []
+
+    # curating the branch: a merge there carries its copied rows (their files keep 002- ids)
+    mine = Canvas.objects.get(filename=name)
+    services.canvas_apply_edit(
+        canvas=mine,
+        op="merge",
+        params={"nodes": ["005-N2", "005-N4"]},
+        base_hash=mine.content_hash,
+        user=user,
+    )
+    panel = client.get(f"/a/main/c/{name}/n/005-N2/?format=json").json()
+    assert {r["tool_call_id"] for r in panel["rows"]} == N2_ROWS | {N3_ROW, N4_ROW}
+    # and a branch of the branch takes them along, nested under it in the tree
+    again = branches.canvas_branch(canvas=mine, user=user)
+    assert again.file == "007-migrate-orders-api-r2-r2.mmd"
+    nested = CanvasBranch.objects.get(canvas__filename=again.file)
+    assert copied_calls(nested, "007-N2") == N2_ROWS | {N3_ROW, N4_ROW}
+    tree = client.get("/a/main/?format=json").json()["branches"]
+    assert [c["file"] for c in tree[0]["children"][0]["children"]] == [again.file]
 
 
 @pytest.mark.django_db(transaction=True)
