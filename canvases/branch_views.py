@@ -28,14 +28,15 @@ def branch(request: HtmxHttpRequest, agent: str) -> HttpResponse:
         moment = None
         if session:
             line = _line(params.get("row"))
-            back = reverse("session-replay", args=[agent, session]) + f"?row={line}"
             file, moment = branches.moment_of_replay(obj, str(session), line)
+            back = reverse("session-replay", args=[agent, session]) + f"?row={line}"
         else:
             file = text_param(params, "file")
-            back = reverse("canvas-history", args=[agent, file])
         canvas = selectors.canvas_get(obj, file)
+        if moment is None:
+            back = reverse("canvas-history", args=[agent, canvas.filename])
         revision = params.get("revision") if moment is None else None
-        if revision is not None and not isinstance(revision, int):
+        if revision is not None and (not isinstance(revision, int) or isinstance(revision, bool)):
             raise EditRefused("'revision' must be a revision number")
         label = params.get("label") or ""
         result = branches.canvas_branch(

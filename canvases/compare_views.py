@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from canvases.compare import CURRENT, compare
+from canvases.edit_views import _branch_extra
 from canvases.selectors import canvas_get
 from canvases.views import too_large_answer
 from memviz.pages import render_page
@@ -29,4 +30,4 @@ def compare_page(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
         {"label": side["label"], "revision": None if side["ref"] == CURRENT else int(side["ref"])}
         for side in ([data["a"], data["b"]] if a != b else [data["a"]])
     ]
-    return render_page(request, "canvases/compare.html", data)
+    return render_page(request, "canvases/compare.html", data, extra=_branch_extra(request, obj))

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from canvases import liveness
 from canvases.models import CanvasNode
 from canvases.node_removal import node_removal
 from memviz.pages import json_response, render_page, wants_json
@@ -115,6 +116,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
         data,
         extra={
             "payload": payload,
+            "live": liveness.agent_live(obj).as_json(),  # the branch form's confirmation
             "report_url": reverse("session-report", args=[obj.slug, sess.session_id]),
         },
     )

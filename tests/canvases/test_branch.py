@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from django.contrib.auth.models import User
 from django.db import DatabaseError
 from django.test import Client
@@ -256,6 +257,8 @@ def test_branching_needs_login_csrf_and_a_confirmation_on_a_live_agent(agent_dir
     next(agent_dir.glob("offload-*.jsonl")).touch()  # the agent just wrote
     live = client.post("/a/main/branch/", body, content_type="application/json")
     assert live.status_code == 409 and "looks live" in live.json()["error"]
+    history = BeautifulSoup(client.get(f"/a/main/c/{FILE}/history/").content, "html.parser")
+    assert history.select_one(".branch-form input[name=confirm_live]") is not None
     assert snapshot(agent_dir).keys() == before.keys()
     confirmed = json.dumps({"file": FILE, "revision": 1, "confirm_live": True})
     assert (
@@ -267,8 +270,6 @@ def test_branching_needs_login_csrf_and_a_confirmation_on_a_live_agent(agent_dir
 @pytest.mark.django_db
 def test_branch_from_a_replay_instant_keeps_what_existed_then(fixtures_root: Path) -> None:
     """Row 2 of the session is 002-N3's call: N4, N5 and later rows did not exist yet."""
-    from bs4 import BeautifulSoup
-
     ingest_path(fixtures_root / "fixture-a-upstream")
     client = Client()
     client.force_login(User.objects.create_user("dave", password="pw"))
