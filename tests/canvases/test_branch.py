@@ -210,8 +210,24 @@ def test_a_file_of_the_number_appearing_meanwhile_refuses_the_branch(
     assert journal.intent_load_all(write_path.journal_dir()) == []
 
     monkeypatch.setattr(write_path, "checkpoint", real_checkpoint)
+    real_link = os.link
+
+    def agent_creates_at_the_link(source, target):  # type: ignore[no-untyped-def]
+        (mmds / "007-agent-late.mmd").write_text("flowchart TD", "utf-8")  # the same instant
+        real_link(source, target)
+
+    monkeypatch.setattr(os, "link", agent_creates_at_the_link)
+    with pytest.raises(EditConflict, match="007-agent-late.mmd appeared"):
+        branches.canvas_branch(canvas=canvas, revision=1, user=user, confirm_live=True)
+    monkeypatch.setattr(os, "link", real_link)
+    assert sorted(p.name for p in mmds.iterdir()) == sorted(
+        [FILE, "001-fix-login-timeout.mmd", *agent_files, "007-agent-late.mmd"]
+    )  # ours was taken back, nothing else left
+    assert not CanvasBranch.objects.exists() and not journal.intent_load_all(
+        write_path.journal_dir()
+    )
     result = branches.canvas_branch(canvas=canvas, revision=1, user=user, confirm_live=True)
-    assert result.file == "007-migrate-orders-api-r1.mmd"
+    assert result.file == "008-migrate-orders-api-r1.mmd"
 
 
 @pytest.mark.django_db(transaction=True)
