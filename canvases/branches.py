@@ -116,8 +116,11 @@ def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Mom
     scene = replay.scenes[scene_index]
     text = scene.text
     present = set(scene.present(index))
-    for node_id in [n.id for n in scene.nodes if n.id not in present]:
-        text = edits.prune(text, node_id, bridge=False).text  # not there yet at this instant
+    try:
+        for node_id in [n.id for n in scene.nodes if n.id not in present]:
+            text = edits.prune(text, node_id, bridge=False).text  # not there yet at this instant
+    except edits.EditError as exc:
+        raise EditRefused(f"the canvas of that instant cannot be rebuilt: {exc}") from None
     moment = Moment(
         REPLAY,
         text,
@@ -190,7 +193,8 @@ def branch_number(agent: Agent) -> int:
         names = os.listdir(mmds)
     except FileNotFoundError:
         names = []
-    counter = liveness.state_data(agent).get("mmdCounter")
+    state = liveness.state_data(agent)
+    counter = state.get("mmdCounter", state.get("mmd_counter"))  # the Go port's spelling too
     used = [n for n in Canvas.objects.filter(agent=agent).values_list("number", flat=True) if n]
     for node_id in NodeRowCount.objects.filter(agent=agent).values_list("node_id", flat=True):
         number = file_number(node_id.removeprefix("n_"))
