@@ -5,20 +5,21 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.http import HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import reswap, trigger_client_event
 
-from canvases import history, lint, selectors, services
+from canvases import history, lint, liveness, selectors, services
 from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
 from canvases.models import Canvas
 from canvases.views import node_list_html, node_list_items, too_large_answer
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
+from sessions.models import Agent
 from sessions.selectors import agent_get
 
 LIST_FIELDS = ("nodes",)
@@ -218,7 +219,16 @@ def sync(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
 def history_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    return render_page(request, "canvases/history.html", history.revision_list(obj, canvas_obj))
+    data = history.revision_list(obj, canvas_obj)
+    data["branch_url"] = reverse("agent-branch", args=[agent])  # POST file + revision
+    return render_page(request, "canvases/history.html", data, extra=_branch_extra(request, obj))
+
+
+def _branch_extra(request: HttpRequest, agent: Agent) -> dict[str, Any]:
+    """The "branch here" forms offer the confirmation a live agent needs."""
+    if not request.user.is_authenticated:
+        return {}
+    return {"live": liveness.agent_live(agent).as_json()}
 
 
 @require_GET

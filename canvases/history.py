@@ -15,8 +15,9 @@ from canvases.mermaid import render_body
 from canvases.models import Canvas, Revision
 from sessions.models import Agent
 
-# Not steps of the undo stack: undo/redo themselves, and resume (which changes state.json).
-NOT_UNDOABLE = ("undo", "redo", "resume")
+# Not steps of the undo stack: undo/redo themselves, resume (which changes state.json), and
+# the branch that created a canvas (its "before" is no file at all).
+NOT_UNDOABLE = ("undo", "redo", "resume", "branch")
 REDO_SCAN = 200  # undo/redo pairs scanned back for a redo target
 
 

@@ -104,3 +104,34 @@ class OwnWrite(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["agent", "relpath"], name="uniq_agent_own_write")
         ]
+
+
+class CanvasBranch(models.Model):
+    """Where a branch canvas came from, and the rows it was given (memviz's copy, not the agent's).
+
+    A branch is a new canvas file written from another canvas's text of some moment (a revision,
+    the text now, a replay instant), its node ids renamed to its own number (`id_map`). `rows`
+    is the mapping of that moment, copied: branch node id → the rows then mapped to the source
+    node, as `[session file, line number, tool_call_id]`. The agent's offload rows keep their
+    node ids; memviz shows the copied rows on the branch's nodes.
+    """
+
+    canvas = models.OneToOneField(Canvas, on_delete=models.CASCADE, related_name="branch_of")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    source = models.ForeignKey(
+        Canvas, null=True, blank=True, on_delete=models.SET_NULL, related_name="branches"
+    )
+    source_file = NulSafeCharField(max_length=500)  # kept when the source leaves the disk
+    source_revision = models.IntegerField(null=True)
+    source_hash = NulSafeCharField(max_length=64)
+    origin = NulSafeCharField(max_length=20)  # "revision" | "current" | "replay"
+    moment = models.DateTimeField(null=True)  # rows at or before it were copied (None: all)
+    session_id = NulSafeCharField(max_length=300, blank=True, default="")
+    replay_row = models.IntegerField(null=True)
+    id_map = NulSafeJSONField(default=dict)
+    rows = NulSafeJSONField(default=dict)
+    created_by = NulSafeCharField(max_length=150)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent", "created_at"]

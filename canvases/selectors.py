@@ -18,7 +18,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from canvases import budget, history, landing, liveness, reverts
+from canvases import budget, history, landing, lineage, liveness, reverts
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
@@ -117,6 +117,8 @@ def canvas_detail(
     doc = parsed(canvas.text)
     collapsed = parse_collapsed(collapsed_param, doc)
     counts = row_counts(agent, doc)
+    for node, copied in lineage.copied_counts(canvas).items():  # a branch's rows of its moment
+        counts[node] = counts.get(node, 0) + copied
     detail = {
         "agent": agent.slug,
         "file": canvas.filename,
@@ -179,6 +181,9 @@ def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
         .select_related("session")
         .order_by("timestamp", "session__session_id", "line_no")
     )
+    copied = [r for r in lineage.copied_rows(canvas, node_id) if r not in rows]
+    if copied:  # a branch: the rows its source node had then, copied by memviz
+        rows = sorted([*rows, *copied], key=lambda r: (r.timestamp, r.session.session_id, r.line_no))
     return {
         "agent": agent.slug,
         "file": canvas.filename,

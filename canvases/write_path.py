@@ -12,6 +12,10 @@ Called with the agent's write lock held (`sessions.locks.agent_locked`). A chang
 4. Record: the index and a `Revision` (authored by the person, carrying the intent's id) in the
    same transaction; after it commits, the intent is removed and the change broadcast.
 
+A change may create its canvas (`Change.creates`, a branch): the file must not exist, and no
+other file of its `NNN-` number may appear before or right after it is linked into place
+(refused, nothing left behind); its index row is made when the change is recorded.
+
 If the process dies or the database refuses step 4, the intent is still there: `intents_recover`
 (run by every later write to the agent, by ingest, and at start-up) finishes it — the files are
 brought to the new state and the revision recorded as the person's — or, when nothing had been
@@ -33,10 +37,11 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from canvases import own_writes
+from canvases import lineage, own_writes
 from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
-from canvases.indexing import canvas_apply_text, read_text
+from canvases.indexing import canvas_apply_text, canvas_number_and_label, read_text
 from canvases.mermaid import content_hash
+from canvases.mermaid.branch import file_number
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan, rows_index_apply
 from memviz.broadcast import CanvasChange, broadcast_change
@@ -44,6 +49,7 @@ from sessions.memory import journal
 from sessions.memory.atomic import (
     PreconditionFailed,
     PreparedWrite,
+    fsync_folder,
     lock_folder,
     prepare_write,
     remove_stale_temps,
@@ -78,6 +84,8 @@ class Change:
     # undo/redo: (revision number, its new `undone` flag)
     flips: tuple[int, bool] | None = None
     keep_remaps_on: int | None = None  # redo: the target revision keeps the new remaps
+    creates: bool = False  # a new canvas file (unsaved `canvas`; its row is made at record)
+    lineage: dict[str, Any] | None = None  # a branch: what it came from (`canvases.lineage`)
 
 
 @dataclass
@@ -111,6 +119,9 @@ def change_write(change: Change) -> Written:
         op=change.op,
         payload={
             "canvas_pk": canvas.pk,
+            "agent_pk": canvas.agent_id,
+            "creates": change.creates,
+            "lineage": change.lineage,
             "file": canvas.filename,
             "params": change.params,
             "author": change.author,
@@ -157,7 +168,10 @@ def _prepare(
     row_temps: list[PreparedRemap] = []
     current = path.name
     try:
-        if change.after_text != change.before_text:
+        if change.creates:
+            _refuse_taken_number(path)
+            canvas_temp = prepare_write(path, change.after_text.encode("utf-8"), create=True)
+        elif change.after_text != change.before_text:
             canvas_temp = prepare_write(
                 path,
                 change.after_text.encode("utf-8"),
@@ -178,6 +192,9 @@ def _prepare(
             "again",
             error.current_hash,
         ) from None
+    except FileExistsError:
+        _abort(canvas_temp, row_temps)
+        raise _name_taken(path.name) from None
     except OSError as error:
         _abort(canvas_temp, row_temps)
         raise _disk_error(error, current) from None
@@ -185,6 +202,24 @@ def _prepare(
         _abort(canvas_temp, row_temps)
         raise
     return canvas_temp, row_temps
+
+
+def _name_taken(name: str) -> EditConflict:
+    return EditConflict(
+        f"mmds/{name} appeared on disk while the new canvas was being written (the agent may "
+        "have started a task under that number); nothing was written, try again"
+    )
+
+
+def _refuse_taken_number(path: Path) -> None:
+    """A new canvas's `NNN-` must be its own: two files of one number share their node ids."""
+    number = file_number(path.name)
+    if number is None:
+        return
+    with contextlib.suppress(FileNotFoundError):
+        for other in os.listdir(path.parent):
+            if other != path.name and other.endswith(".mmd") and file_number(other) == number:
+                raise _name_taken(other)
 
 
 def _commit(
@@ -195,7 +230,19 @@ def _commit(
 ) -> int:
     if canvas_temp is not None:
         try:
+            if change.creates:
+                _refuse_taken_number(canvas_temp.path)
             canvas_temp.commit()
+            if change.creates:
+                _created_alone(canvas_temp.path)
+        except EditConflict:
+            _abort(canvas_temp, row_temps)
+            journal.intent_clear(journal_dir(), intent.id)
+            raise
+        except FileExistsError:
+            _abort(None, row_temps)
+            journal.intent_clear(journal_dir(), intent.id)
+            raise _name_taken(change.canvas.filename) from None
         except PreconditionFailed as error:
             _abort(None, row_temps)
             journal.intent_clear(journal_dir(), intent.id)
@@ -233,6 +280,17 @@ def _commit(
     return rows_changed
 
 
+def _created_alone(path: Path) -> None:
+    """Right after a new canvas is linked: if another file of its number appeared in the
+    microseconds between the check and the link, ours goes again (nobody has used it yet)."""
+    try:
+        _refuse_taken_number(path)
+    except EditConflict:
+        path.unlink()
+        fsync_folder(path.parent)
+        raise
+
+
 def _partial(error: Exception, name: str) -> WriteFailed:
     reason = DISK_ERRORS.get(getattr(error, "errno", None) or 0, str(error))
     return WriteFailed(
@@ -261,11 +319,28 @@ def _disk_error(error: OSError, name: str) -> WriteFailed:
 # recording, and recovering unfinished intents
 
 
+def _intent_canvas(data: dict[str, Any]) -> Canvas | None:
+    """The canvas of an intent; for a created one, its index row (unsaved until recorded)."""
+    if not data.get("creates"):
+        return Canvas.objects.select_related("agent").filter(pk=data["canvas_pk"]).first()
+    agent = Agent.objects.filter(pk=data["agent_pk"]).first()
+    if agent is None:
+        return None
+    found = Canvas.objects.filter(agent=agent, filename=data["file"]).first()
+    if found is None:
+        number, label = canvas_number_and_label(data["file"])
+        found = Canvas(agent=agent, filename=data["file"], number=number, label=label)
+    found.agent = agent
+    return found
+
+
 def intent_record(intent: journal.Intent, rows_changed: int) -> Revision:
     """The index and the revision of a change whose files are written (under the agent lock)."""
     data = intent.payload
-    canvas = Canvas.objects.select_related("agent").get(pk=data["canvas_pk"])
-    existing = canvas.revisions.filter(write_id=intent.id).first()
+    canvas = _intent_canvas(data)
+    if canvas is None:
+        raise Canvas.DoesNotExist(f"the canvas of change {intent.id} is gone from the index")
+    existing = canvas.revisions.filter(write_id=intent.id).first() if canvas.pk else None
     if existing is not None:
         return existing
     after_text = data["after_text"]
@@ -295,6 +370,8 @@ def intent_record(intent: journal.Intent, rows_changed: int) -> Revision:
         remaps=remaps,
         write_id=intent.id,
     )
+    if data.get("lineage"):
+        lineage.lineage_record(canvas, revision, data["lineage"])
     if data.get("flips"):
         number, undone = data["flips"]
         target = canvas.revisions.get(number=number)
@@ -358,11 +435,11 @@ def intents_recover(agent: Agent) -> list[Revision | None]:
 
 def _recover_one(intent: journal.Intent) -> Revision | None:
     data = intent.payload
-    canvas = Canvas.objects.select_related("agent").filter(pk=data["canvas_pk"]).first()
+    canvas = _intent_canvas(data)
     if canvas is None:  # the canvas is gone from the index (and so from disk)
         journal.intent_clear(journal_dir(), intent.id)
         return None
-    done = canvas.revisions.filter(write_id=intent.id).first()
+    done = canvas.revisions.filter(write_id=intent.id).first() if canvas.pk else None
     if done is not None:
         journal.intent_clear(journal_dir(), intent.id)
         return done
@@ -372,6 +449,8 @@ def _recover_one(intent: journal.Intent) -> Revision | None:
         on_disk = None
     canvas_changes = data["after_hash"] != data["before_hash"]
     renamed = intent.stage != "prepared" or (canvas_changes and on_disk == data["after_hash"])
+    if data.get("creates") and on_disk != data["after_hash"]:
+        renamed = False  # the new file never appeared (or was taken back): nothing to record
     if not renamed:
         journal.intent_clear(journal_dir(), intent.id)
         log.warning("dropped an unfinished %s of %s: nothing had been written", intent.op, canvas)

@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from canvases import compare_views
+from canvases import branch_views, compare_views
 from canvases import views as canvas_views
 from memviz.throttle import ThrottledLoginView
 from sessions import debug_views
@@ -58,3 +58,8 @@ urlpatterns += [
     path("a/<str:agent>/c/<str:canvas>/compare/", compare_views.compare_page, name="canvas-compare"),
 ]
 # --- end debugging a run ---
+
+# --- branch and resume from any point (issue 25 part 2) ---
+urlpatterns += [
+    path("a/<str:agent>/branch/", branch_views.branch, name="agent-branch"),
+]

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
+from canvases import liveness
 from canvases.models import CanvasNode
 from canvases.node_removal import node_removal
 from memviz.pages import json_response, render_page, wants_json
@@ -80,6 +81,8 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
         "offset": offset,
         "frames": [replay.frame(i) for i in range(offset, end)],
         "next_offset": end if end < len(replay) else None,
+        # "branch from this instant": POST session + row (a frame's line number) to this URL
+        "branch_url": reverse("agent-branch", args=[obj.slug]),
     }
     if wants_json(request):
         return json_response(data)
@@ -113,6 +116,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
         data,
         extra={
             "payload": payload,
+            "live": liveness.agent_live(obj).as_json(),  # the branch form's confirmation
             "report_url": reverse("session-report", args=[obj.slug, sess.session_id]),
         },
     )

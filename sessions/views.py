@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
-from canvases import liveness, reverts
+from canvases import lineage, liveness, reverts
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
 from sessions import selectors
@@ -49,6 +49,7 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
         return render_page(request, "agent_sessions/agent.html", data, partial="unplaced")
     detail = selectors.agent_detail(obj, request.GET.get("canvases_before", ""))
     data = {**detail, **selectors.unplaced_page(obj, after), "reverted": reverts.reverted(obj)}
+    data["branches"] = lineage.branch_tree(obj)
     extra = {"live": liveness.agent_live(obj).as_json()} if data["reverted"] else {}
     return render_page(request, "agent_sessions/agent.html", data, extra=extra)
 

@@ -91,21 +91,33 @@ class PreparedWrite:
     """
 
     def __init__(
-        self, path: Path, temp: Path, data: bytes, expect_hash: str | None, must_exist: bool
+        self,
+        path: Path,
+        temp: Path,
+        data: bytes,
+        expect_hash: str | None,
+        must_exist: bool,
+        create: bool = False,
     ) -> None:
         self.path = path
         self.temp: Path | None = temp
         self.data = data
         self.expect_hash = expect_hash
         self.must_exist = must_exist
+        self.create = create
 
     def commit(self) -> str:
         if self.temp is None:
             raise RuntimeError(f"{self.path.name}: this prepared write was already used")
         temp, self.temp = self.temp, None
         try:
-            _check_hash(self.path, self.expect_hash, self.must_exist)
-            os.replace(temp, self.path)
+            if self.create:
+                # unlike a rename, a link never replaces a file that appeared meanwhile
+                os.link(temp, self.path)
+                os.unlink(temp)
+            else:
+                _check_hash(self.path, self.expect_hash, self.must_exist)
+                os.replace(temp, self.path)
         except BaseException:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temp)
@@ -121,14 +133,27 @@ class PreparedWrite:
 
 
 def prepare_write(
-    path: Path, data: bytes, *, expect_hash: str | None = None, must_exist: bool = True
+    path: Path,
+    data: bytes,
+    *,
+    expect_hash: str | None = None,
+    must_exist: bool = True,
+    create: bool = False,
 ) -> PreparedWrite:
     """Check the precondition and write `data` to an fsynced temp file beside `path`.
 
+    With `create` the file must not exist, now or at commit (`FileExistsError`): the commit
+    hard-links the temp into place, so the file appears whole and never over another one.
     Raises `PreconditionFailed`, `ValueError` for a symlink or a non-regular file, or the
     `OSError` of the write (ENOSPC, EROFS, EACCES) — in every case with no temp left behind.
     """
     path = Path(path)
+    if create:
+        if os.path.lexists(path):
+            raise FileExistsError(f"{path.name} already exists; nothing was written")
+        fd, temp = open_temp_beside(path, like=None)
+        _fill(fd, temp, data)
+        return PreparedWrite(path, temp, data, None, False, create=True)
     if path.is_symlink():
         raise ValueError(f"refusing to replace {path.name}: it is a symlink")
     before = _stat_or_none(path)
@@ -138,6 +163,12 @@ def prepare_write(
         raise ValueError(f"refusing to replace {path.name}: not a regular file")
     _check_hash(path, expect_hash, must_exist)
     fd, temp = open_temp_beside(path, like=before)
+    _fill(fd, temp, data)
+    return PreparedWrite(path, temp, data, expect_hash, must_exist)
+
+
+def _fill(fd: int, temp: Path, data: bytes) -> None:
+    """Write and fsync the new bytes into a fresh temp; on any error the temp is removed."""
     try:
         try:
             write_all(fd, data)
@@ -148,7 +179,6 @@ def prepare_write(
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temp)
         raise
-    return PreparedWrite(path, temp, data, expect_hash, must_exist)
 
 
 def _check_hash(path: Path, expect_hash: str | None, must_exist: bool) -> None:

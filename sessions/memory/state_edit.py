@@ -10,9 +10,7 @@ its alias for the callers of the old preview).
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,11 +18,9 @@ from pathlib import Path
 from sessions.memory import json_text
 from sessions.memory.atomic import (
     PreconditionFailed,
-    fsync_folder,
     lock_folder,
-    open_temp_beside,
+    prepare_write,
     sha256_bytes,
-    write_all,
     write_atomic,
 )
 from sessions.memory.paths import read_regular
@@ -199,20 +195,7 @@ def create_minimal_state(agent_dir: Path, mmd_file: str) -> str:
     state = {"activeMmdFile": mmd_file, "activeMmdId": canvas_label(mmd_file)}
     data = json_text.dumps(state, ensure_ascii=False, indent=2).encode("utf-8")
     with lock_folder(agent_dir):
-        if os.path.lexists(path):
-            raise FileExistsError(f"{path.name} already exists; nothing was written")
-        fd, temp = open_temp_beside(path, like=None)
-        try:
-            try:
-                write_all(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.link(temp, path)  # unlike a rename, a link never replaces an existing file
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(temp)
-        fsync_folder(agent_dir)
+        prepare_write(path, data, create=True).commit()
     return sha256_bytes(data)
 
 

@@ -135,6 +135,8 @@
     const when = new Date(time);  // the viewer's zone on hover, as locale.js does on every page
     timeEl.title = time && !isNaN(when) ? when.toLocaleString(document.documentElement.lang || undefined, { timeZoneName: "short" }) : "";
     document.getElementById("replay-at").value = time || "";
+    const branchRow = document.getElementById("replay-branch-row");  // "branch from this instant"
+    if (branchRow) branchRow.value = String(data.rows[index][1]);
     document.getElementById("replay-canvas").textContent = data.frames.active[index] || "—";
     const source = document.getElementById("replay-source");
     source.textContent = sourceLabel(scene);

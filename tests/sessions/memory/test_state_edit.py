@@ -159,17 +159,17 @@ def test_create_minimal_state_never_replaces_a_file_the_agent_creates_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agent may write its own state.json after our existence check: its file wins."""
-    import sessions.memory.state_edit as state_edit
+    import sessions.memory.atomic as atomic
 
     (tmp_path / "mmds").mkdir()
     (tmp_path / "mmds" / "001-x.mmd").write_text("flowchart TD")
-    real_write_all = state_edit.write_all
+    real_write_all = atomic.write_all
 
     def agent_writes_first(fd: int, data: bytes) -> None:
         (tmp_path / "state.json").write_text('{"activeMmdFile": "002-y.mmd"}')
         real_write_all(fd, data)
 
-    monkeypatch.setattr(state_edit, "write_all", agent_writes_first)
+    monkeypatch.setattr(atomic, "write_all", agent_writes_first)
     with pytest.raises(FileExistsError):
         create_minimal_state(tmp_path, "001-x.mmd")
     assert (tmp_path / "state.json").read_text() == '{"activeMmdFile": "002-y.mmd"}'
