@@ -204,7 +204,8 @@ def _strings() -> dict[str, str]:
     return {
         "canvas_frame": _("Revision"),
         "session_frame": _("Row"),
-        "rows": _("rows"),
+        "rows": _("Rows"),
+        "rows_so_far": _("Rows so far"),
         "ref": _("ref"),
         "ref_missing": _("not included in this file"),
         "none": _("none"),

@@ -78,7 +78,7 @@ def document(payload: dict[str, Any], *, strings: dict[str, str], assets: Path, 
 <p class="render-error warn" hidden></p></div>
 <p class="muted small" id="offline-hint"></p></div>
 <div><div id="offline-node" class="node-detail" hidden></div>
-<ol id="offline-rows" class="rows compact" reversed></ol></div>
+<h2 id="offline-rows-title"></h2><ol id="offline-rows" class="rows compact" reversed></ol></div>
 </div>
 </main>
 <template id="offline-strings">{words}</template>

@@ -103,7 +103,7 @@
     close.type = "button";
     close.addEventListener("click", () => { box.hidden = true; delete box.dataset.node; });
     box.replaceChildren(el("h3", null, id + " · " + node.title), el("p", "small", (node.status || "—") + " · " + (node.summary || "")),
-      el("p", "muted small", count + " " + strings.rows), list, close);
+      el("p", "muted small", strings.rows + ": " + count), list, close);
     box.hidden = false;
     box.dataset.node = id;
   }
@@ -127,6 +127,7 @@
 
   document.getElementById("offline-about").textContent = strings.offline + " " + strings.generated + " " + data.generated + ".";
   document.getElementById("offline-hint").textContent = strings.click;
+  document.getElementById("offline-rows-title").textContent = data.rows_by_frame ? strings.rows_so_far : strings.rows;
   if (data.notes.length) document.getElementById("offline-notes").prepend(el("li", "muted", strings.notes + ":"));
   slider.max = String(Math.max(0, total - 1));
   slider.addEventListener("input", () => show(Number(slider.value)));
