@@ -11,6 +11,7 @@ Write views check for a signed-in user themselves as well; a link holder is neve
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
@@ -49,6 +50,7 @@ def _share_refusal(request: HttpRequest) -> HttpResponse | None:
     held = request.session.get(share_links.SESSION_KEY) or []
     if not held:
         return _login_refusal(request)
+    request.share_view = True  # type: ignore[attr-defined]  # templates hide what it cannot open
     if request.path.startswith(HOLDER_PREFIXES):
         return None
     try:
@@ -58,13 +60,20 @@ def _share_refusal(request: HttpRequest) -> HttpResponse | None:
         url_name, kwargs = None, {}
     decision = share_links.grant_decision(list(held), url_name, kwargs)
     if decision == share_links.OPEN and request.method in SAFE_METHODS:
-        request.share_view = True  # type: ignore[attr-defined]  # templates hide what it cannot open
         return None
     if decision == share_links.GONE:
         return share_refusal(request, _("This share link has expired or was revoked."), 410)
     if decision == share_links.OPEN:
         return share_refusal(request, _("A share link opens pages to read; it changes nothing."), 403)
     return share_refusal(request, _("This page is outside what your share link opens."), 403)
+
+
+def share_opens(session: Any, url_name: str, kwargs: dict[str, Any]) -> bool:
+    """Whether the share links held in a Django session open this page (the live socket asks)."""
+    from sessions import share_links
+
+    held = list(session.get(share_links.SESSION_KEY) or []) if session is not None else []
+    return share_links.grant_decision(held, url_name, kwargs) == share_links.OPEN
 
 
 def _login_refusal(request: HttpRequest) -> HttpResponse:
@@ -81,6 +90,5 @@ def share_refusal(request: HttpRequest, message: str, status: int) -> HttpRespon
         response = render(
             request, "share_refused.html", {"message": message, "gone": status == 410}, status=status
         )
-    response["Referrer-Policy"] = "no-referrer"
     response["Cache-Control"] = "no-store"
     return response

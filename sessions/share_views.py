@@ -20,8 +20,9 @@ from sessions.views import _login_needed
 
 
 def _private(response: HttpResponse) -> HttpResponse:
-    """A page that carries a share secret: never cached, never in a Referer."""
-    response["Referrer-Policy"] = "no-referrer"
+    """A page that shows or takes a share secret: never cached. (No stricter Referrer-Policy:
+    the secret is never in a URL, and `no-referrer` would make the landing form's POST carry
+    `Origin: null`, which the CSRF check refuses.)"""
     response["Cache-Control"] = "no-store"
     return response
 

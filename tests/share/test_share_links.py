@@ -35,7 +35,7 @@ def make_link(owner, path: str, days: str = "7") -> tuple[str, str, str]:  # typ
     client.force_login(owner)
     response = client.post(path, {"days": days})
     assert response.status_code == 200
-    assert response["Referrer-Policy"] == "no-referrer"
+    assert response["Cache-Control"] == "no-store"
     found = LINK.search(response.content.decode())
     assert found, response.content[:2000]
     return found.group(1), found.group(2), found.group(3)
@@ -44,7 +44,7 @@ def make_link(owner, path: str, days: str = "7") -> tuple[str, str, str]:  # typ
 def holder(entry: str, secret: str) -> Client:
     client = Client()
     landing = client.get(entry)
-    assert landing.status_code == 200 and landing["Referrer-Policy"] == "no-referrer"
+    assert landing.status_code == 200 and "no-store" in landing["Cache-Control"]
     response = client.post(entry, {"secret": secret})
     assert response.status_code == 302, response.content[:500]
     return client
@@ -143,3 +143,32 @@ def test_lifetime_is_one_offered_and_never_past_ninety_days(world) -> None:  # t
         assert timedelta(days=days) - timedelta(minutes=1) < left <= timedelta(days=days)
     assert Client().post(f"/a/{fx.AGENT}/share/", {"days": "7"}).status_code in (302, 403)
     assert ShareLink.objects.count() == 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_live_socket_follows_an_agent_link_only(world) -> None:  # type: ignore[no-untyped-def]
+    from asgiref.sync import async_to_sync
+    from channels.testing import WebsocketCommunicator
+    from django.conf import settings as django_settings
+
+    from memviz.asgi import application
+
+    _folder, owner, _ = world
+    agent_holder = holder(*make_link(owner, f"/a/{fx.AGENT}/share/")[::2])
+    session_holder = holder(*make_link(owner, f"/a/{fx.AGENT}/s/{fx.S1}/share/")[::2])
+    origin = [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]
+
+    def opens(client: Client, agent: str) -> bool:
+        cookie = f"{django_settings.SESSION_COOKIE_NAME}={client.cookies[django_settings.SESSION_COOKIE_NAME].value}"
+
+        async def scenario() -> bool:
+            socket = WebsocketCommunicator(application, f"/ws/live/{agent}/", headers=[*origin, (b"cookie", cookie.encode())])
+            ok, _ = await socket.connect()
+            await socket.disconnect()
+            return ok
+
+        return async_to_sync(scenario)()
+
+    assert opens(agent_holder, fx.AGENT) is True
+    assert opens(agent_holder, fx.OTHER) is False
+    assert opens(session_holder, fx.AGENT) is False  # its pages are the session's only
