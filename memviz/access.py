@@ -64,7 +64,9 @@ def _share_refusal(request: HttpRequest) -> HttpResponse | None:
     if decision == share_links.GONE:
         return share_refusal(request, _("This share link has expired or was revoked."), 410)
     if decision == share_links.OPEN:
-        return share_refusal(request, _("A share link opens pages to read; it changes nothing."), 403)
+        return share_refusal(
+            request, _("A share link opens pages to read; it changes nothing."), 403
+        )
     return share_refusal(request, _("This page is outside what your share link opens."), 403)
 
 
@@ -84,11 +86,16 @@ def _login_refusal(request: HttpRequest) -> HttpResponse:
 
 def share_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
     """A clear page (or JSON) saying why a share link does not open this; never the secret."""
-    if request.GET.get("format") == "json" or "application/json" in request.headers.get("Accept", ""):
+    if request.GET.get("format") == "json" or "application/json" in request.headers.get(
+        "Accept", ""
+    ):
         response: HttpResponse = JsonResponse({"error": message}, status=status)
     else:
         response = render(
-            request, "share_refused.html", {"message": message, "gone": status == 410}, status=status
+            request,
+            "share_refused.html",
+            {"message": message, "gone": status == 410},
+            status=status,
         )
     response["Cache-Control"] = "no-store"
     return response

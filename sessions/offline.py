@@ -15,16 +15,17 @@ Whatever is left out is said in the file's notes.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import nh3
 from django.conf import settings
 from django.utils import timezone
-from django.utils.translation import gettext as _
 from django.utils.translation import get_language, ngettext
+from django.utils.translation import gettext as _
 
 from canvases.canvas_scene import canvas_scene
-from canvases.models import Canvas, Revision
 from canvases.mermaid import parse
+from canvases.models import Canvas, Revision
 from sessions import debug_selectors, offline_html
 from sessions.instants import iso
 from sessions.memory.paths import LinkRefused, UnsafePath, confine
@@ -50,10 +51,12 @@ def session_file(agent: Agent, session: AgentSession) -> str:
     start = max(0, len(replay) - MAX_ROWS)
     notes = []
     if start:
-        notes.append(_("The first %(n)d rows are left out: the file holds the last %(k)d.") % {
-            "n": start, "k": MAX_ROWS})
+        notes.append(
+            _("The first %(n)d rows are left out: the file holds the last %(k)d.")
+            % {"n": start, "k": MAX_ROWS}
+        )
     kept_scenes: dict[int, int] = {}
-    scenes = []
+    scenes: list[dict[str, Any]] = []
     frame_scene: list[int | None] = []
     for index in range(start, len(replay)):
         old = replay.scene_of[index]
@@ -62,8 +65,18 @@ def session_file(agent: Agent, session: AgentSession) -> str:
             scenes.append(_scene_json(replay.scenes[old], shift=start))
         frame_scene.append(kept_scenes[old] if old is not None else None)
     loaded = {r.id: r for r in debug_selectors.load_rows(agent, session)}
-    rows = [_row(loaded[r.id].id, r.line_no, r.time_text, r.node_id, r.tool_call, r.summary,
-                 loaded[r.id].result_ref) for r in replay.rows[start:]]
+    rows = [
+        _row(
+            loaded[r.id].id,
+            r.line_no,
+            r.time_text,
+            r.node_id,
+            r.tool_call,
+            r.summary,
+            loaded[r.id].result_ref,
+        )
+        for r in replay.rows[start:]
+    ]
     refs = _refs(agent, rows, notes)
     payload = {
         "kind": "session",
@@ -111,8 +124,16 @@ def canvas_file(agent: Agent, canvas: Canvas) -> str:
     found = list(
         Row.objects.filter(agent=agent, node_id__in=ids)
         .order_by("-id")
-        .values_list("id", "line_no", "timestamp", "node_id", "tool_call", "summary",
-                     "result_ref", "session__session_id")[: MAX_ROWS + 1]
+        .values_list(
+            "id",
+            "line_no",
+            "timestamp",
+            "node_id",
+            "tool_call",
+            "summary",
+            "result_ref",
+            "session__session_id",
+        )[: MAX_ROWS + 1]
     )
     if len(found) > MAX_ROWS:
         found = found[:MAX_ROWS]
@@ -135,9 +156,27 @@ def canvas_file(agent: Agent, canvas: Canvas) -> str:
     )
 
 
-def _row(pk, line_no, stamp, node_id, tool_call, summary, result_ref, session="") -> list:  # type: ignore[no-untyped-def]
-    return [pk, line_no, stamp, node_id, (tool_call or "")[:ROW_TEXT], (summary or "")[:ROW_TEXT],
-            session, result_ref]
+def _row(
+    pk: int,
+    line_no: int,
+    stamp: str,
+    node_id: str | None,
+    tool_call: str,
+    summary: str,
+    result_ref: str | None,
+    session: str = "",
+) -> list[Any]:
+    """[id, line, time, node, tool call, summary, session, result_ref → the ref's name]"""
+    return [
+        pk,
+        line_no,
+        stamp,
+        node_id,
+        (tool_call or "")[:ROW_TEXT],
+        (summary or "")[:ROW_TEXT],
+        session,
+        result_ref,
+    ]
 
 
 def _scene_json(scene: Scene, *, shift: int) -> dict:
@@ -145,8 +184,13 @@ def _scene_json(scene: Scene, *, shift: int) -> dict:
         "file": scene.file,
         "scene": canvas_scene(scene.text, scene.doc),
         "nodes": [
-            {"id": n.id, "from": max(0, n.from_frame - shift), "title": n.title,
-             "status": n.status, "summary": n.summary[:ROW_TEXT]}
+            {
+                "id": n.id,
+                "from": max(0, n.from_frame - shift),
+                "title": n.title,
+                "status": n.status,
+                "summary": n.summary[:ROW_TEXT],
+            }
             for n in scene.nodes
         ],
     }
@@ -172,8 +216,14 @@ def _refs(agent: Agent, rows: list[list], notes: list[str]) -> dict[str, str | N
         out[name] = html = _ref_html(agent, name)
         total += len(html or "")
     if skipped:
-        notes.append(ngettext("%(n)d cited ref is left out (size limit).",
-                              "%(n)d cited refs are left out (size limit).", skipped) % {"n": skipped})
+        notes.append(
+            ngettext(
+                "%(n)d cited ref is left out (size limit).",
+                "%(n)d cited refs are left out (size limit).",
+                skipped,
+            )
+            % {"n": skipped}
+        )
     return out
 
 
@@ -187,7 +237,9 @@ def _ref_html(agent: Agent, name: str) -> str | None:
     if page.next_offset is None:
         header, result = split_ref(page.text)
         unwrapped = unwrap_tool_result(result)
-        html = markdown_to_html(header) + code_to_html(unwrapped if unwrapped is not None else result)
+        html = markdown_to_html(header) + code_to_html(
+            unwrapped if unwrapped is not None else result
+        )
     else:
         cut = _("(cut at %(n)d KB)") % {"n": REF_BYTES // 1024}
         html = code_to_html(page.text, "text") + f"<p><em>{cut}</em></p>"
@@ -196,8 +248,12 @@ def _ref_html(agent: Agent, name: str) -> str | None:
 
 def offline_text(html: str) -> str:
     """Sanitized ref HTML with links and images reduced to their text."""
-    return nh3.clean(html, tags=OFFLINE_TAGS, attributes={"td": {"align"}, "th": {"align"}},
-                     allowed_classes=ALLOWED_CLASSES)
+    return nh3.clean(
+        html,
+        tags=OFFLINE_TAGS,
+        attributes={"td": {"align"}, "th": {"align"}},
+        allowed_classes=ALLOWED_CLASSES,
+    )
 
 
 def _strings() -> dict[str, str]:
@@ -212,7 +268,9 @@ def _strings() -> dict[str, str]:
         "close": _("Close"),
         "notes": _("What this file holds"),
         "generated": _("Made by memviz at"),
-        "offline": _("Offline copy: no network access; text from the memory folder is shown as text."),
+        "offline": _(
+            "Offline copy: no network access; text from the memory folder is shown as text."
+        ),
         "click": _("Click a node for its rows and the refs they cite."),
         "unknown": _("time unknown"),
     }

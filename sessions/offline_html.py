@@ -39,7 +39,9 @@ def policy(scripts: list[str]) -> str:
     )
 
 
-def document(payload: dict[str, Any], *, strings: dict[str, str], assets: Path, lang: str = "en") -> str:
+def document(
+    payload: dict[str, Any], *, strings: dict[str, str], assets: Path, lang: str = "en"
+) -> str:
     scripts = [_asset(assets, name) for name in SCRIPTS]
     for text in scripts:
         if "</script" in text.lower():  # would end the inline element early

@@ -93,7 +93,7 @@ class NewLink:
 
 
 def link_create(
-    agent: Agent, session: AgentSession | None, *, user: Any, days: int = DEFAULT_DAYS
+    agent: Agent, session: AgentSession | None, *, user: Any, days: Any = DEFAULT_DAYS
 ) -> NewLink:
     if user is None or not getattr(user, "is_authenticated", False):
         raise PermissionError("log in to share")

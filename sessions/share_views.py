@@ -54,8 +54,10 @@ def share_open(request: HttpRequest, key: str) -> HttpResponse:
     try:
         link = share_links.link_redeem(key, request.POST.get("secret", ""))
     except share_links.ShareRefused as exc:
-        message = _("This share link has expired or was revoked.") if exc.gone else _(
-            "This is not a valid share link."
+        message = (
+            _("This share link has expired or was revoked.")
+            if exc.gone
+            else _("This is not a valid share link.")
         )
         return share_refusal(request, message, 410 if exc.gone else 403)
     held = request.session.get(share_links.SESSION_KEY) or []

@@ -15,15 +15,18 @@ HOSTILE_REF = "hostile.md"
 # A ref header written as markup: script, an event handler, a link and an image off the machine.
 HOSTILE = (
     "# Tool Result: exec <script>window.pwned = 'script'</script>\n\n"
-    "<img src=\"https://evil.example/x.png\" onerror=\"window.pwned = 'img'\">\n"
-    "[click me](https://evil.example/steal) and <a href=\"http://evil.example/\">there</a>\n\n"
+    '<img src="https://evil.example/x.png" onerror="window.pwned = \'img\'">\n'
+    '[click me](https://evil.example/steal) and <a href="http://evil.example/">there</a>\n\n'
     "**Timestamp:** 2026-06-10T09:05:00.000+08:00\n\n---\n\n**Tool:** exec\n**Call ID:** call_h\n\n"
     "**Result:**\n```\nREF-BODY-MARKER build passed </script><script>window.pwned='body'</script>\n```"
 )
 CANVAS = canvas(
     "ship it",
-    [node("001-N1", "ship-it", "doing", None), node("001-N2", "build", "done", 0),
-     node("001-N3", "test <b>bold</b>", "doing", 20)],
+    [
+        node("001-N1", "ship-it", "doing", None),
+        node("001-N2", "build", "done", 0),
+        node("001-N3", "test <b>bold</b>", "doing", 20),
+    ],
     [("001-N1", "001-N2"), ("001-N2", "001-N3")],
 )
 
@@ -39,12 +42,20 @@ def build(root: Path) -> Path:
     # the second row of S1 cites the hostile ref
     offload = folder / f"offload-{S1}.jsonl"
     lines = offload.read_text("utf-8").splitlines()
-    lines[1] = lines[1].replace(lines[1].split('"result_ref": "')[1].split('"')[0], f"refs/{HOSTILE_REF}")
+    lines[1] = lines[1].replace(
+        lines[1].split('"result_ref": "')[1].split('"')[0], f"refs/{HOSTILE_REF}"
+    )
     offload.write_text("\n".join(lines) + "\n", "utf-8")
     (folder / "refs" / HOSTILE_REF).write_text(HOSTILE, "utf-8")
-    write_agent(root, OTHER, {"other-session": [{"minutes": 1, "tool": "exec: ls", "node": "001-N2"}]},
-                {FILE: CANVAS})
-    (folder.parent / OTHER / "refs" / "own.md").write_text(ref_text("exec", "c", at(1), "x"), "utf-8")
+    write_agent(
+        root,
+        OTHER,
+        {"other-session": [{"minutes": 1, "tool": "exec: ls", "node": "001-N2"}]},
+        {FILE: CANVAS},
+    )
+    (folder.parent / OTHER / "refs" / "own.md").write_text(
+        ref_text("exec", "c", at(1), "x"), "utf-8"
+    )
     ingest_path(root)
     return folder
 

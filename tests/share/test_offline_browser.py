@@ -45,7 +45,12 @@ def test_offline_files_work_from_disk_without_network(page, tmp_path: Path) -> N
 
     page.goto(session_file.as_uri())
     page.wait_for_function("document.body.dataset.ready === '1'")
-    assert page.eval_on_selector_all("#offline-diagram svg g.node[data-memviz-id]", "els => els.length") == 3
+    assert (
+        page.eval_on_selector_all(
+            "#offline-diagram svg g.node[data-memviz-id]", "els => els.length"
+        )
+        == 3
+    )
     assert page.evaluate("document.body.dataset.frame") == "2"  # the last row
     page.click("#offline-diagram g.node[data-memviz-id='001-N2']")
     panel = page.locator("#offline-node")
@@ -56,13 +61,20 @@ def test_offline_files_work_from_disk_without_network(page, tmp_path: Path) -> N
     body = page.locator("#offline-node details[open] .ref-body")
     body.wait_for()
     text = body.inner_text()
-    assert "REF-BODY-MARKER" in text and "<script>window.pwned='body'</script>" in text  # inert text
-    assert "click me" in text and page.locator("#offline-node .ref-body a, #offline-node .ref-body img").count() == 0
+    assert (
+        "REF-BODY-MARKER" in text and "<script>window.pwned='body'</script>" in text
+    )  # inert text
+    assert (
+        "click me" in text
+        and page.locator("#offline-node .ref-body a, #offline-node .ref-body img").count() == 0
+    )
     page.screenshot(path=str(SCREENSHOTS / "offline-session-node.png"), full_page=True)
 
     page.fill("#offline-slider", "0")  # the first row: N3 does not exist yet
     page.wait_for_function("document.body.dataset.frame === '0'")
-    faded = page.eval_on_selector_all("#offline-diagram g.node.replay-absent", "els => els.map(e => e.dataset.memvizId)")
+    faded = page.eval_on_selector_all(
+        "#offline-diagram g.node.replay-absent", "els => els.map(e => e.dataset.memvizId)"
+    )
     assert "001-N3" in faded and "001-N2" not in faded
     assert "Row 1" in page.inner_text("#offline-frame")
     page.screenshot(path=str(SCREENSHOTS / "offline-session-slider.png"), full_page=True)

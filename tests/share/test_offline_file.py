@@ -45,11 +45,33 @@ class Parts(HTMLParser):
 def offline_parts(html: str) -> tuple[Parts, dict]:
     parts = Parts()
     parts.feed(html)
-    urls = [v for _t, attrs in parts.tags for k, v in attrs.items() if k in {"src", "href", "action", "srcset", "poster", "data"}]
+    urls = [
+        v
+        for _t, attrs in parts.tags
+        for k, v in attrs.items()
+        if k in {"src", "href", "action", "srcset", "poster", "data"}
+    ]
     assert urls == [], urls  # nothing to fetch, not even a relative URL
-    assert not {t for t, _a in parts.tags} & {"link", "img", "iframe", "object", "embed", "base", "a", "form"}
-    (csp,) = [a["content"] for t, a in parts.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
-    assert "default-src 'none'" in csp and "connect-src 'none'" in csp and "unsafe-inline" not in csp.split("style-src")[0]
+    assert not {t for t, _a in parts.tags} & {
+        "link",
+        "img",
+        "iframe",
+        "object",
+        "embed",
+        "base",
+        "a",
+        "form",
+    }
+    (csp,) = [
+        a["content"]
+        for t, a in parts.tags
+        if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    ]
+    assert (
+        "default-src 'none'" in csp
+        and "connect-src 'none'" in csp
+        and "unsafe-inline" not in csp.split("style-src")[0]
+    )
     inline = [text for attrs, text in parts.scripts if "type" not in attrs]
     assert len(inline) == 3 and all(script_hash(t) in csp for t in inline)  # only these may run
     (data,) = [text for attrs, text in parts.scripts if attrs.get("type") == "application/json"]
@@ -57,7 +79,9 @@ def offline_parts(html: str) -> tuple[Parts, dict]:
     return parts, json.loads(data)
 
 
-def test_session_and_canvas_files_need_no_network_and_keep_hostile_text_inert(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_session_and_canvas_files_need_no_network_and_keep_hostile_text_inert(
+    tmp_path: Path, settings
+) -> None:  # type: ignore[no-untyped-def]
     fx.build(tmp_path / "root")
     client = Client()  # loopback default: anonymous reading, as a local user
     response = client.get(f"/a/{fx.AGENT}/s/{fx.S1}/offline.html")
@@ -69,7 +93,9 @@ def test_session_and_canvas_files_need_no_network_and_keep_hostile_text_inert(tm
     assert [r[4] for r in data["rows"]] == ["exec: make", "exec: hostile", "exec: pytest"]
     assert "secret-only-s2" not in html  # the other session's rows stay out
     hostile = data["refs"][f"refs/{fx.HOSTILE_REF}"]
-    assert "REF-BODY-MARKER" in hostile and "&lt;script&gt;window.pwned='body'" in hostile  # as text
+    assert (
+        "REF-BODY-MARKER" in hostile and "&lt;script&gt;window.pwned='body'" in hostile
+    )  # as text
     for banned in ("<script", "onerror", "href", "<img", "evil.example/x.png"):
         assert banned not in hostile, banned
     assert "click me" in hostile  # a link becomes its text
@@ -78,7 +104,12 @@ def test_session_and_canvas_files_need_no_network_and_keep_hostile_text_inert(tm
     canvas = client.get(f"/a/{fx.AGENT}/c/{fx.FILE}/offline.html").content.decode()
     _parts, cdata = offline_parts(canvas)
     assert {n["id"] for n in cdata["scenes"][-1]["nodes"]} == {"001-N1", "001-N2", "001-N3"}
-    assert {r[4] for r in cdata["rows"]} == {"exec: make", "exec: hostile", "exec: pytest", "read: secret-only-s2"}
+    assert {r[4] for r in cdata["rows"]} == {
+        "exec: make",
+        "exec: hostile",
+        "exec: pytest",
+        "read: secret-only-s2",
+    }
     assert "<b>bold" not in canvas  # a label's markup travels as escaped JSON text
 
 

@@ -30,7 +30,16 @@ def test_share_link_flow(live_server, page, tmp_path: Path, settings) -> None:  
     browser = page.context.browser
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
 
-    page.context.add_cookies([{"name": django_settings.SESSION_COOKIE_NAME, "value": cookie, "domain": host, "path": "/"}])
+    page.context.add_cookies(
+        [
+            {
+                "name": django_settings.SESSION_COOKIE_NAME,
+                "value": cookie,
+                "domain": host,
+                "path": "/",
+            }
+        ]
+    )
     page.goto(f"{live_server.url}/a/{fx.AGENT}/")
     page.select_option(".share-form select[name=days]", "1")
     page.click(".share-form button[type=submit]")

@@ -63,22 +63,42 @@ def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:  # typ
     client = holder(entry, secret)
     refs = fx.ref_names(folder)
     a = f"/a/{fx.AGENT}"
-    for path in (f"{a}/", f"{a}/?format=json", f"{a}/c/{fx.FILE}/", f"{a}/c/{fx.FILE}/n/001-N2/",
-                 f"{a}/s/{fx.S1}/", f"{a}/s/{fx.S2}/replay/", f"{a}/refs/{refs[fx.S2]}",
-                 f"{a}/c/{fx.FILE}/history/", f"{a}/diagnostics/"):
+    for path in (
+        f"{a}/",
+        f"{a}/?format=json",
+        f"{a}/c/{fx.FILE}/",
+        f"{a}/c/{fx.FILE}/n/001-N2/",
+        f"{a}/s/{fx.S1}/",
+        f"{a}/s/{fx.S2}/replay/",
+        f"{a}/refs/{refs[fx.S2]}",
+        f"{a}/c/{fx.FILE}/history/",
+        f"{a}/diagnostics/",
+    ):
         response = client.get(path)
         assert response.status_code == 200, path
     page = client.get(f"{a}/").content.decode()
     assert "shared read-only view" in page and 'name="q"' not in page  # no search box
-    for path in (f"/a/{fx.OTHER}/", f"/a/{fx.OTHER}/c/{fx.FILE}/", f"/a/{fx.OTHER}/refs/own.md",
-                 "/", "/search/?q=make", "/sessions/", "/tokens/", "/uploads/", "/admin/"):
+    for path in (
+        f"/a/{fx.OTHER}/",
+        f"/a/{fx.OTHER}/c/{fx.FILE}/",
+        f"/a/{fx.OTHER}/refs/own.md",
+        "/",
+        "/search/?q=make",
+        "/sessions/",
+        "/tokens/",
+        "/uploads/",
+        "/admin/",
+    ):
         response = client.get(path)
         assert response.status_code == 403, path
         assert "outside what your share link opens" in response.content.decode()
     writes = [
         (f"{a}/c/{fx.FILE}/ops/", {"op": "set_status", "node": "001-N2", "status": "done"}),
-        (f"{a}/c/{fx.FILE}/sync/", {}), (f"{a}/c/{fx.FILE}/resume/", {}),
-        (f"{a}/share/", {"days": "7"}), ("/ingest/", {}), ("/upload/", {}),
+        (f"{a}/c/{fx.FILE}/sync/", {}),
+        (f"{a}/c/{fx.FILE}/resume/", {}),
+        (f"{a}/share/", {"days": "7"}),
+        ("/ingest/", {}),
+        ("/upload/", {}),
         (f"/tokens/share/{key}/revoke/", {}),
     ]
     for path, body in writes:
@@ -93,12 +113,25 @@ def test_session_link_opens_that_session_and_the_refs_it_cites(world) -> None:  
     client = holder(entry, secret)
     refs = fx.ref_names(folder)
     a = f"/a/{fx.AGENT}"
-    for path in (f"{a}/s/{fx.S1}/", f"{a}/s/{fx.S1}/replay/", f"{a}/s/{fx.S1}/diagnostics/",
-                 f"{a}/s/{fx.S1}/?format=json", f"{a}/refs/{refs[fx.S1]}", f"{a}/refs/{fx.HOSTILE_REF}",
-                 f"{a}/s/{fx.S1}/offline.html"):
+    for path in (
+        f"{a}/s/{fx.S1}/",
+        f"{a}/s/{fx.S1}/replay/",
+        f"{a}/s/{fx.S1}/diagnostics/",
+        f"{a}/s/{fx.S1}/?format=json",
+        f"{a}/refs/{refs[fx.S1]}",
+        f"{a}/refs/{fx.HOSTILE_REF}",
+        f"{a}/s/{fx.S1}/offline.html",
+    ):
         assert client.get(path).status_code == 200, path
-    for path in (f"{a}/", f"{a}/s/{fx.S2}/", f"{a}/s/{fx.S2}/replay/", f"{a}/refs/{refs[fx.S2]}",
-                 f"{a}/c/{fx.FILE}/", f"{a}/ledger/", f"/a/{fx.OTHER}/"):
+    for path in (
+        f"{a}/",
+        f"{a}/s/{fx.S2}/",
+        f"{a}/s/{fx.S2}/replay/",
+        f"{a}/refs/{refs[fx.S2]}",
+        f"{a}/c/{fx.FILE}/",
+        f"{a}/ledger/",
+        f"/a/{fx.OTHER}/",
+    ):
         assert client.get(path).status_code == 403, path
     session_json = client.get(f"{a}/s/{fx.S1}/?format=json").json()
     assert "secret-only-s2" not in str(session_json)
@@ -162,7 +195,9 @@ def test_live_socket_follows_an_agent_link_only(world) -> None:  # type: ignore[
         cookie = f"{django_settings.SESSION_COOKIE_NAME}={client.cookies[django_settings.SESSION_COOKIE_NAME].value}"
 
         async def scenario() -> bool:
-            socket = WebsocketCommunicator(application, f"/ws/live/{agent}/", headers=[*origin, (b"cookie", cookie.encode())])
+            socket = WebsocketCommunicator(
+                application, f"/ws/live/{agent}/", headers=[*origin, (b"cookie", cookie.encode())]
+            )
             ok, _ = await socket.connect()
             await socket.disconnect()
             return ok
