@@ -77,24 +77,9 @@ def session_file(agent: Agent, session: AgentSession) -> str:
         )
         for r in replay.rows[start:]
     ]
-    refs = _refs(agent, rows, notes)
-    payload = {
-        "kind": "session",
-        "title": f"{agent.slug} · {session.session_id}",
-        "generated": iso(timezone.now()),
-        "rows_by_frame": True,
-        "frames": {
-            "scene": frame_scene,
-            "label": [iso(t) or "" for t in replay.times[start:]],
-        },
-        "scenes": scenes,
-        "rows": [r[:6] + [r[7]] for r in rows],
-        "refs": refs,
-        "notes": notes,
-    }
-    return offline_html.document(
-        payload, strings=_strings(), assets=_assets(), lang=get_language() or "en"
-    )
+    labels = [iso(t) or "" for t in replay.times[start:]]
+    title = f"{agent.slug} · {session.session_id}"
+    return _file(agent, "session", title, frame_scene, labels, scenes, rows, notes)
 
 
 def canvas_file(agent: Agent, canvas: Canvas) -> str:
@@ -139,13 +124,30 @@ def canvas_file(agent: Agent, canvas: Canvas) -> str:
         found = found[:MAX_ROWS]
         notes.append(_("Only %(n)d rows placed on this canvas are included.") % {"n": MAX_ROWS})
     rows = [_row(*values) for values in reversed(found)]
+    title = f"{agent.slug} · {canvas.filename}"
+    frames = list(range(len(scenes)))
+    return _file(agent, "canvas", title, frames, labels, scenes, rows, notes)
+
+
+def _file(
+    agent: Agent,
+    kind: str,
+    title: str,
+    frame_scene: list[int | None] | list[int],
+    labels: list[str],
+    scenes: list[dict[str, Any]],
+    rows: list[list[Any]],
+    notes: list[str],
+) -> str:
+    """The file: one frame per row (a session: rows shown up to the frame) or per version (a
+    canvas: every row shown)."""
     refs = _refs(agent, rows, notes)
     payload = {
-        "kind": "canvas",
-        "title": f"{agent.slug} · {canvas.filename}",
+        "kind": kind,
+        "title": title,
         "generated": iso(timezone.now()),
-        "rows_by_frame": False,
-        "frames": {"scene": list(range(len(scenes))), "label": labels},
+        "rows_by_frame": kind == "session",
+        "frames": {"scene": frame_scene, "label": labels},
         "scenes": scenes,
         "rows": [r[:6] + [r[7]] for r in rows],
         "refs": refs,

@@ -16,7 +16,7 @@ from memviz.pages import json_response, render_page, wants_json
 from sessions import offline, share_links
 from sessions.models import AgentSession
 from sessions.selectors import agent_get
-from sessions.views import _login_needed
+from sessions.views import _login_needed, _token_refusal
 
 
 def _private(response: HttpResponse) -> HttpResponse:
@@ -80,19 +80,12 @@ def share_revoke_view(request: HttpRequest, key: str) -> HttpResponse:
     try:
         share_links.link_revoke(key, user=request.user)
     except LookupError as exc:
-        return _answer(request, str(exc), 404)
+        return _token_refusal(request, str(exc), 404)
     except PermissionError as exc:
-        return _answer(request, str(exc), 403)
+        return _token_refusal(request, str(exc), 403)
     if wants_json(request):
         return json_response({"revoked": key})
     messages.success(request, _("the share link is revoked"))
-    return redirect("tokens")
-
-
-def _answer(request: HttpRequest, message: str, status: int) -> HttpResponse:
-    if wants_json(request):
-        return json_response({"error": message}, status=status)
-    messages.error(request, message)
     return redirect("tokens")
 
 

@@ -31,17 +31,8 @@
     if (sceneIndex === null) { host.replaceChildren(el("p", "muted", strings.none)); return; }
     const scene = data.scenes[sceneIndex];
     try {
-      const out = memvizDraw.draw(memvizDraw.normalize(scene.scene), { collapsed: new Set(), title: scene.file, idPrefix: "offline" + sceneIndex });
-      host.innerHTML = out.svg;  // the renderer's SVG: labels are escaped text
-      const svg = host.querySelector("svg");
-      for (const [id, label] of out.model.labels) {
-        const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
-        if (g) g.insertAdjacentHTML("beforeend", label);
-      }
-      memvizDraw.applyCss(svg);
-      svg.setAttribute("viewBox", `-8 -8 ${out.model.width + 16} ${out.model.height + 16}`);
-      svg.setAttribute("width", out.model.width + 16);
-      svg.setAttribute("height", out.model.height + 16);
+      // the renderer's SVG: labels are escaped text
+      memvizDraw.drawStatic(host, scene.scene, { collapsed: new Set(), title: scene.file, idPrefix: "offline" + sceneIndex });
     } catch (err) {
       host.replaceChildren();
       errorBox.hidden = false;
