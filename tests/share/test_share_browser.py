@@ -42,6 +42,7 @@ def test_share_link_flow(live_server, page, tmp_path: Path, settings) -> None:  
     )
     page.goto(f"{live_server.url}/a/{fx.AGENT}/")
     page.select_option(".share-form select[name=days]", "1")
+    page.screenshot(path=str(SCREENSHOTS / "share-agent-form.png"))
     page.click(".share-form button[type=submit]")
     url = page.inner_text("#share-url").strip()
     page.screenshot(path=str(SCREENSHOTS / "share-link-made.png"), full_page=True)

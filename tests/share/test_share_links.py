@@ -23,6 +23,7 @@ LINK = re.compile(r"https?://[^/\s<]+(/share/([\w-]+)/)#([\w-]+)")
 @pytest.fixture
 def world(tmp_path: Path, settings):  # type: ignore[no-untyped-def]
     settings.MEMVIZ_ANONYMOUS_VIEW = False  # reachable from other hosts: no anonymous reading
+    settings.MEMVIZ_DATA_ROOT = tmp_path / "root"
     folder = fx.build(tmp_path / "root")
     users = get_user_model().objects
     owner = users.create_user("owner")  # force_login: no password to hash
@@ -78,6 +79,7 @@ def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:  # typ
         assert response.status_code == 200, path
     page = client.get(f"{a}/").content.decode()
     assert "shared read-only view" in page and 'name="q"' not in page  # no search box
+    assert str(folder.parent) not in page  # where the data lives is for staff only
     for path in (
         f"/a/{fx.OTHER}/",
         f"/a/{fx.OTHER}/c/{fx.FILE}/",
