@@ -1,14 +1,29 @@
-"""Who may view: anyone when memviz listens on loopback only, otherwise signed-in users."""
+"""Who may view: the one place that decides.
+
+- anyone, when memviz listens on loopback only (`MEMVIZ_ANONYMOUS_VIEW`, set by `manage.py run`);
+- signed-in users;
+- the holder of a share link (`sessions/share_links.py`): only the read pages of its agent or
+  session, only safe methods, only while the link is neither expired nor revoked.
+
+Write views check for a signed-in user themselves as well; a link holder is never signed in.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.urls import Resolver404, resolve
+from django.utils.translation import gettext as _
 
-OPEN_PREFIXES = ("/login/", "/logout/", "/static/", "/api/stream/")
+OPEN_PREFIXES = ("/login/", "/logout/", "/static/", "/api/stream/", "/share/")
+# Open to a link holder besides its scope: the language switch (a cookie, no data written).
+HOLDER_PREFIXES = ("/i18n/",)
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 class ViewAccessMiddleware:
@@ -17,11 +32,70 @@ class ViewAccessMiddleware:
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if (
-            not settings.MEMVIZ_ANONYMOUS_VIEW
-            and not request.user.is_authenticated
-            and not request.path.startswith(OPEN_PREFIXES)
+            settings.MEMVIZ_ANONYMOUS_VIEW
+            or request.user.is_authenticated
+            or request.path.startswith(OPEN_PREFIXES)
         ):
-            if request.GET.get("format") == "json":
-                return JsonResponse({"error": "login required"}, status=403)
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
-        return self.get_response(request)
+            return self.get_response(request)
+        refused = _share_refusal(request)
+        if refused is None:
+            return self.get_response(request)
+        return refused
+
+
+def _share_refusal(request: HttpRequest) -> HttpResponse | None:
+    """None when a share link the browser holds opens this request; else the answer."""
+    from sessions import share_links  # the app's models: not importable when settings load
+
+    held = request.session.get(share_links.SESSION_KEY) or []
+    if not held:
+        return _login_refusal(request)
+    request.share_view = True  # type: ignore[attr-defined]  # templates hide what it cannot open
+    if request.path.startswith(HOLDER_PREFIXES):
+        return None
+    try:
+        match = resolve(request.path_info)
+        url_name, kwargs = match.url_name, match.kwargs
+    except Resolver404:
+        url_name, kwargs = None, {}
+    decision = share_links.grant_decision(list(held), url_name, kwargs)
+    if decision == share_links.OPEN and request.method in SAFE_METHODS:
+        return None
+    if decision == share_links.GONE:
+        return share_refusal(request, _("This share link has expired or was revoked."), 410)
+    if decision == share_links.OPEN:
+        return share_refusal(
+            request, _("A share link opens pages to read; it changes nothing."), 403
+        )
+    return share_refusal(request, _("This page is outside what your share link opens."), 403)
+
+
+def share_opens(session: Any, url_name: str, kwargs: dict[str, Any]) -> bool:
+    """Whether the share links held in a Django session open this page (the live socket asks)."""
+    from sessions import share_links
+
+    held = list(session.get(share_links.SESSION_KEY) or []) if session is not None else []
+    return share_links.grant_decision(held, url_name, kwargs) == share_links.OPEN
+
+
+def _login_refusal(request: HttpRequest) -> HttpResponse:
+    if request.GET.get("format") == "json":
+        return JsonResponse({"error": "login required"}, status=403)
+    return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
+
+
+def share_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    """A clear page (or JSON) saying why a share link does not open this; never the secret."""
+    if request.GET.get("format") == "json" or "application/json" in request.headers.get(
+        "Accept", ""
+    ):
+        response: HttpResponse = JsonResponse({"error": message}, status=status)
+    else:
+        response = render(
+            request,
+            "share_refused.html",
+            {"message": message, "gone": status == 410},
+            status=status,
+        )
+    response["Cache-Control"] = "no-store"
+    return response

@@ -28,6 +28,14 @@ def _may_view(scope: dict[str, Any]) -> bool:
 
 
 @database_sync_to_async
+def _share_opens(scope: dict[str, Any], agent: str) -> bool:
+    """A share link of the whole agent follows it live, as its pages would (memviz/access.py)."""
+    from memviz.access import share_opens
+
+    return share_opens(scope.get("session"), "agent", {"agent": agent})
+
+
+@database_sync_to_async
 def _groups_for(agent_slug: str, canvas_name: str) -> list[str] | None:
     from canvases.models import Canvas
     from sessions.models import Agent
@@ -50,11 +58,13 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         self.groups_joined = []
-        if not _may_view(self.scope):
+        agent = self.scope["url_route"]["kwargs"]["agent"]
+        if not _may_view(self.scope) and (
+            CONTROL.search(agent) or not await _share_opens(self.scope, agent)
+        ):
             await self.close(code=4403)
             return
         broadcast.bind_loop(asyncio.get_running_loop())
-        agent = self.scope["url_route"]["kwargs"]["agent"]
         if CONTROL.search(agent):  # no agent is named so; the database need not be asked
             await self.close(code=4404)
             return

@@ -7,7 +7,7 @@ from django.urls import include, path
 from canvases import branch_views, compare_views
 from canvases import views as canvas_views
 from memviz.throttle import ThrottledLoginView
-from sessions import debug_views
+from sessions import debug_views, share_views
 from sessions import views as session_views
 
 handler500 = "memviz.outage.server_error"  # a database or Redis outage → 503
@@ -20,6 +20,8 @@ urlpatterns = [
     path("uploads/<str:upload_id>/delete/", session_views.upload_delete_view, name="upload-delete"),
     path("tokens/", session_views.tokens_view, name="tokens"),
     path("tokens/<str:agent>/revoke/", session_views.token_revoke_view, name="token-revoke"),
+    path("tokens/share/<str:key>/revoke/", share_views.share_revoke_view, name="share-revoke"),
+    path("share/<str:key>/", share_views.share_open, name="share-open"),
     path("jobs/<int:job_id>/", session_views.job_page, name="job"),
     path("jobs/<int:job_id>/retry/", session_views.job_retry_view, name="job-retry"),
     path("login/", ThrottledLoginView.as_view(), name="login"),
@@ -32,6 +34,10 @@ urlpatterns = [
     path("a/<str:agent>/c/<str:canvas>/raw/", canvas_views.canvas_raw, name="canvas-raw"),
     path("a/<str:agent>/c/<str:canvas>/mermaid.json", canvas_views.canvas_mermaid_text, name="canvas-mermaid-text"),
     path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
+    path("a/<str:agent>/share/", share_views.share_create_view, name="agent-share"),
+    path("a/<str:agent>/s/<str:session>/share/", share_views.share_create_view, name="session-share"),
+    path("a/<str:agent>/s/<str:session>/offline.html", share_views.session_offline, name="session-offline"),
+    path("a/<str:agent>/c/<str:canvas>/offline.html", share_views.canvas_offline, name="canvas-offline"),
     path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
     path("api/stream/", include("sessions.stream_urls")),
     path("a/<str:agent>/review/", include("reviews.urls")),

@@ -240,3 +240,30 @@ class StreamToken(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+
+class ShareLink(models.Model):
+    """A read-only link to one agent or one session for someone without an account.
+
+    The link is ``/share/<key>/#<secret>``: ``key`` is public (it names the row), the secret
+    travels in the fragment, which browsers never send in a request line or a Referer, and only
+    its SHA-256 is kept (see sessions/share_links.py).
+    """
+
+    key = NulSafeCharField(max_length=32, unique=True)
+    secret_hash = NulSafeCharField(max_length=64)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="share_links")
+    # None: the whole agent; else only this session.
+    session = models.ForeignKey(
+        AgentSession, null=True, blank=True, on_delete=models.CASCADE, related_name="share_links"
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]

@@ -26,6 +26,7 @@ from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import AgentSession, IngestJob, Ref
 from sessions.ref_render import code_to_html, markdown_to_html
+from sessions.share_links import links_list
 from sessions.stream import TokenForbidden, token_create, token_revoke, tokens_list
 from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 
@@ -336,7 +337,8 @@ def tokens_view(request: HttpRequest) -> HttpResponse:
         return _token_create(request)
     if request.method != "GET":
         return HttpResponse(status=405)
-    return render_page(request, "agent_sessions/tokens.html", {"tokens": tokens_list(request.user)})
+    data = {"tokens": tokens_list(request.user), "share_links": links_list(request.user)}
+    return render_page(request, "agent_sessions/tokens.html", data)
 
 
 def _token_create(request: HttpRequest) -> HttpResponse:

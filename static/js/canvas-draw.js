@@ -416,5 +416,23 @@
     }
   }
 
-  window.memvizDraw = { applyCss, normalize, draw, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
+  // A scene drawn into `host` as a static picture (revision, replay, offline file): the SVG,
+  // its labels (escaped text), its styles, sized to the drawing. Returns {svg, model}.
+  function drawStatic(host, scene, options) {
+    const drawn = draw(normalize(scene), options);
+    host.innerHTML = drawn.svg;
+    const svg = host.querySelector("svg");
+    for (const [id, label] of drawn.model.labels) {
+      const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
+      if (g) g.insertAdjacentHTML("beforeend", label);
+    }
+    applyCss(svg);
+    svg.setAttribute("viewBox", `-8 -8 ${drawn.model.width + 16} ${drawn.model.height + 16}`);
+    svg.setAttribute("width", drawn.model.width + 16);
+    svg.setAttribute("height", drawn.model.height + 16);
+    svg.classList.add("static");
+    return { svg, model: drawn.model };
+  }
+
+  window.memvizDraw = { applyCss, normalize, draw, drawStatic, measure, textWidth, FONT, FONT_SIZE, LINE_H, resetMeasures: () => widthCache.clear() };
 })();

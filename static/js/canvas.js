@@ -299,19 +299,7 @@
     const script = box.querySelector("script[id$='-scene']");
     const host = box.querySelector(".mermaid-host");
     if (!script || !host) return;
-    const sc = memvizDraw.normalize(JSON.parse(script.textContent));
-    const drawn = memvizDraw.draw(sc, { collapsed: new Set(), title: box.dataset.title || "revision", idPrefix: "rev" + index });
-    host.innerHTML = drawn.svg;
-    const svg = host.querySelector("svg");
-    for (const [id, label] of drawn.model.labels) {
-      const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
-      if (g) g.insertAdjacentHTML("beforeend", label);
-    }
-    memvizDraw.applyCss(svg);
-    svg.setAttribute("viewBox", `-8 -8 ${drawn.model.width + 16} ${drawn.model.height + 16}`);
-    svg.setAttribute("width", drawn.model.width + 16);
-    svg.setAttribute("height", drawn.model.height + 16);
-    svg.classList.add("static");
+    memvizDraw.drawStatic(host, JSON.parse(script.textContent), { collapsed: new Set(), title: box.dataset.title || "revision", idPrefix: "rev" + index });
     for (const kind of ["added", "changed", "removed"]) {
       for (const id of (box.dataset[kind] || "").split(",").filter(Boolean)) {
         const g = host.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);

@@ -35,20 +35,9 @@
     const scene = data.scenes[sceneIndex];
     try {
       // memviz's own renderer, as on the canvas and revision pages (labels are text)
-      const drawn = memvizDraw.draw(memvizDraw.normalize(scene.scene), {
+      memvizDraw.drawStatic(host, scene.scene, {
         collapsed: new Set(), title: data.file || "replay", idPrefix: "replay" + (++renderCount),
       });
-      host.innerHTML = drawn.svg;
-      const svg = host.querySelector("svg");
-      for (const [id, label] of drawn.model.labels) {
-        const g = svg.querySelector(`g.node[data-memviz-id="${CSS.escape(id)}"]`);
-        if (g) g.insertAdjacentHTML("beforeend", label);
-      }
-      memvizDraw.applyCss(svg);
-      svg.setAttribute("viewBox", `-8 -8 ${drawn.model.width + 16} ${drawn.model.height + 16}`);
-      svg.setAttribute("width", drawn.model.width + 16);
-      svg.setAttribute("height", drawn.model.height + 16);
-      svg.classList.add("static");
     } catch (err) {
       host.replaceChildren();
       errorBox.hidden = false;

@@ -29,6 +29,7 @@ ALLOWED = {
     ("sessions/memory/inode_io.py", "save_unplaced_bytes"): "creates a new file (O_EXCL)",
     ("sessions/memory/journal.py", "intent_load_all"): "memviz's own journal folder",
     ("sessions/archive.py", "_copy_limited"): "writes an unpacked upload member (new file)",
+    ("sessions/offline_html.py", "_asset"): "memviz's own static JS and CSS, inlined in a file",
     ("sessions/archive.py", "_unpack_zip"): "a member of the uploaded archive",
     ("sessions/archive.py", "_unpack_tar"): "the uploaded archive itself",
     ("sessions/archive.py", "_zip_central_names"): "the uploaded archive (its member count)",
