@@ -7,6 +7,7 @@ from django.urls import include, path
 from canvases import compare_views
 from canvases import views as canvas_views
 from memviz.throttle import ThrottledLoginView
+from sessions import compare_views as compare_views_sessions
 from sessions import debug_views
 from sessions import views as session_views
 
@@ -57,3 +58,8 @@ urlpatterns += [
     path("a/<str:agent>/c/<str:canvas>/compare/", compare_views.compare_page, name="canvas-compare"),
 ]
 # --- end debugging a run ---
+
+# --- comparing two sessions of an agent (issue 25) ---
+urlpatterns += [
+    path("a/<str:agent>/compare/", compare_views_sessions.session_compare_page, name="session-compare"),
+]

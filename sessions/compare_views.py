@@ -1,0 +1,53 @@
+"""The session comparison page: two sessions of an agent side by side (and its JSON twin)."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.utils.translation import gettext_lazy as _
+from django.views.decorators.http import require_GET
+
+from memviz.pages import render_page
+from sessions import session_compare as sc
+from sessions.compare_selectors import page_data
+from sessions.models import AgentSession
+from sessions.selectors import agent_get
+
+LABELS = {
+    sc.SAME: _("same"),
+    sc.RESULT: _("different result"),
+    sc.CHANGED: _("other arguments"),
+    sc.ONLY_A: _("only in A"),
+    sc.ONLY_B: _("only in B"),
+    sc.MOVED: _("at another place"),
+}
+DIFFERS = {"call": _("arguments"), "summary": _("summary"), "score": _("score"), "size": _("result size")}
+HOW = {"calls": _("aligned calls"), "id": _("same id"), "title": _("same title")}
+
+
+@require_GET
+def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
+    """``?a=<session>&b=<session>``; with either missing, the form that picks them."""
+    obj = agent_get(agent)
+    params = request.GET.dict()
+    chosen = {side: params.get(side, "") for side in ("a", "b")}
+    choices = AgentSession.objects.filter(agent=obj).order_by("session_id")
+    picker = {
+        "picked": chosen,
+        "choices": [{"id": s, "rows": n} for s, n in choices.values_list("session_id", "rows_count")],
+    }
+    if not (chosen["a"] and chosen["b"]):
+        return render_page(request, "agent_sessions/compare.html", {"agent": obj.slug, **picker})
+    found = {s.session_id: s for s in choices.filter(session_id__in=chosen.values())}
+    missing = [v for v in chosen.values() if v not in found]
+    if missing:
+        raise Http404(f"no session {missing[0]!r} in agent {obj.slug!r}")
+    data = page_data(obj, found[chosen["a"]], found[chosen["b"]], params)
+    extra = {
+        "labels": LABELS,
+        "differs": DIFFERS,
+        "how": HOW,
+        "node_of": {n["group"]: n for n in data["nodes"]},
+    }
+    return render_page(
+        request, "agent_sessions/compare.html", {**data, **picker}, extra=extra, partial="pairs"
+    )

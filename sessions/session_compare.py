@@ -1,0 +1,372 @@
+"""Two sessions side by side: rows aligned by tool call, their canvas nodes matched.
+
+Django-free. A row's key is its tool name plus its arguments normalised (whitespace collapsed,
+JSON arguments with sorted keys); the two key sequences are aligned like a patience diff:
+calls that occur once in each run anchor the alignment (their longest increasing run), and
+only the short stretches between anchors go to difflib's SequenceMatcher. A whole-run
+SequenceMatcher over 20,000 rows with a few hundred edits costs about a second; anchored
+windows cost a small fraction of that, and agree with it where the runs share their calls.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+SAME = "same"  # same call, same result
+RESULT = "result"  # same call, different summary, score or result size
+CHANGED = "changed"  # same tool, different arguments, at the same place
+ONLY_A = "only_a"
+ONLY_B = "only_b"
+MOVED = "moved"  # a call both runs made, at places the alignment could not pair
+PAIRED = (SAME, RESULT, CHANGED)
+STATUSES = (SAME, RESULT, CHANGED, ONLY_A, ONLY_B, MOVED)
+# A stretch between anchors larger than this (rows per side) is aligned positionally by tool
+# name: SequenceMatcher over a handful of tool names is quadratic.
+TOOL_WINDOW = 400
+UNMAPPED = frozenset({"wait"})  # row node ids that are no canvas node (null is None)
+
+_CALL = re.compile(r"^([A-Za-z_][\w.\-]{0,80})(?:\s*\((.*)\)|\s*:\s*(.*))$", re.S)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One row of a session, as the comparison reads it."""
+
+    id: int
+    line_no: int
+    tool_call: str
+    summary: str
+    score: float | None
+    node_id: str | None
+    result_ref: str | None
+    result_size: int | None  # bytes of the ref file, None when there is none
+
+
+@dataclass(frozen=True, slots=True)
+class NodeMatch:
+    a: str | None
+    b: str | None
+    a_rows: int
+    b_rows: int
+    shared: int  # aligned pairs between the two nodes
+    how: str  # "calls", "id", "title" or "" (visited by one run only)
+
+
+@dataclass
+class Comparison:
+    a: list[Call]
+    b: list[Call]
+    # (index in a or None, index in b or None, status), in display order
+    pairs: list[tuple[int | None, int | None, str]]
+    nodes: list[NodeMatch]
+    summary: dict[str, object] = field(default_factory=dict)
+    # positions in ``pairs`` of every row that is not SAME (the "differences only" view)
+    differing: list[int] = field(default_factory=list)
+    # node group (index in ``nodes``) of each pair
+    groups: list[int | None] = field(default_factory=list)
+
+    def differences(self, k: int) -> list[str]:
+        """Which fields of pair ``k`` differ: summary, score, result size (paired rows only)."""
+        i, j, status = self.pairs[k]
+        if i is None or j is None or status == SAME:
+            return []
+        found = _result_differences(self.a[i], self.b[j])
+        return ["call", *found] if status == CHANGED else found
+
+
+def tool_and_args(text: str) -> tuple[str, str]:
+    """``read: src/x.py`` / ``exec({"cmd": "ls"})`` → (tool, normalised arguments).
+
+    A free-text description (the LLM's own words) is all tool, no arguments.
+    """
+    flat = " ".join(text.split())
+    found = _CALL.match(flat)
+    if not found:
+        return flat, ""
+    tool, paren, colon = found.groups()
+    args = (paren if paren is not None else colon or "").strip()
+    if args[:1] in "{[":
+        try:
+            args = json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
+        except (ValueError, RecursionError):
+            pass
+    return tool, args
+
+
+def call_key(text: str) -> str:
+    tool, args = tool_and_args(text)
+    return f"{tool}\x00{args}"
+
+
+def align(a: Sequence[int], b: Sequence[int]) -> list[tuple[str, int, int, int, int]]:
+    """difflib-style opcodes (``equal``/``replace``/``delete``/``insert``) of two key lists."""
+    out: list[tuple[str, int, int, int, int]] = []
+    # An explicit stack instead of recursion: pending work is a window to align or an opcode.
+    stack: list[tuple[str, int, int, int, int]] = [("window", 0, len(a), 0, len(b))]
+    while stack:
+        item = stack.pop()
+        if item[0] != "window":
+            _emit(out, item)
+            continue
+        _, alo, ahi, blo, bhi = item
+        start = alo
+        while alo < ahi and blo < bhi and a[alo] == b[blo]:
+            alo, blo = alo + 1, blo + 1
+        _emit(out, ("equal", start, alo, blo - (alo - start), blo))
+        end = ahi
+        while ahi > alo and bhi > blo and a[ahi - 1] == b[bhi - 1]:
+            ahi, bhi = ahi - 1, bhi - 1
+        stack.append(("equal", ahi, end, bhi, bhi + end - ahi))  # popped after the middle
+        stack.extend(reversed(_anchored(a, b, alo, ahi, blo, bhi)))
+    return out
+
+
+def _anchored(
+    a: Sequence[int], b: Sequence[int], alo: int, ahi: int, blo: int, bhi: int
+) -> list[tuple[str, int, int, int, int]]:
+    """The middle of a window: sub-windows between unique anchors, or its SequenceMatcher ops."""
+    if alo == ahi or blo == bhi:
+        return [("delete", alo, ahi, blo, blo), ("insert", alo, alo, blo, bhi)]
+    count_a = Counter(a[alo:ahi])
+    count_b = Counter(b[blo:bhi])
+    where_b = {b[j]: j for j in range(blo, bhi) if count_b[b[j]] == 1}
+    candidates = [
+        (i, where_b[a[i]]) for i in range(alo, ahi) if count_a[a[i]] == 1 and a[i] in where_b
+    ]
+    anchors = _longest_increasing(candidates)
+    if not anchors:
+        ops = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi]).get_opcodes()
+        return [(tag, i1 + alo, i2 + alo, j1 + blo, j2 + blo) for tag, i1, i2, j1, j2 in ops]
+    todo: list[tuple[str, int, int, int, int]] = []
+    i, j = alo, blo
+    for ai, bj in anchors:
+        if ai == i and bj == j and todo and todo[-1][0] == "equal":
+            todo[-1] = ("equal", todo[-1][1], ai + 1, todo[-1][3], bj + 1)  # a run of anchors
+        else:
+            if ai > i or bj > j:
+                todo.append(("window", i, ai, j, bj))
+            todo.append(("equal", ai, ai + 1, bj, bj + 1))
+        i, j = ai + 1, bj + 1
+    todo.append(("window", i, ahi, j, bhi))
+    return todo
+
+
+def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The longest run of ``pairs`` (ordered by a) whose b positions increase (patience sort)."""
+    tails: list[int] = []  # b position ending the best run of each length
+    tail_at: list[int] = []  # index in pairs of that end
+    back: list[int] = []
+    for k, (_, bj) in enumerate(pairs):
+        n = bisect_left(tails, bj)
+        if n == len(tails):
+            tails.append(bj)
+            tail_at.append(k)
+        else:
+            tails[n] = bj
+            tail_at[n] = k
+        back.append(tail_at[n - 1] if n else -1)
+    run = []
+    k = tail_at[-1] if tail_at else -1
+    while k >= 0:
+        run.append(pairs[k])
+        k = back[k]
+    return run[::-1]
+
+
+def _emit(out: list[tuple[str, int, int, int, int]], op: tuple[str, int, int, int, int]) -> None:
+    """Append an opcode, joining it to the previous one when both are of the same kind."""
+    tag, i1, i2, j1, j2 = op
+    if i1 == i2 and j1 == j2:
+        return
+    if out and out[-1][0] == tag and out[-1][2] == i1 and out[-1][4] == j1:
+        out[-1] = (tag, out[-1][1], i2, out[-1][3], j2)
+    else:
+        out.append(op)
+
+
+def _result_differences(x: Call, y: Call) -> list[str]:
+    found = []
+    if " ".join(x.summary.split()) != " ".join(y.summary.split()):
+        found.append("summary")
+    if x.score != y.score:
+        found.append("score")
+    if x.result_size is not None and y.result_size is not None and x.result_size != y.result_size:
+        found.append("size")
+    return found
+
+
+def _pair_by_tool(
+    a: list[Call], b: list[Call], i1: int, i2: int, j1: int, j2: int
+) -> list[tuple[int | None, int | None, str]]:
+    """A stretch of different calls: same tool at the same place → CHANGED, the rest one-sided."""
+    names_a = [tool_and_args(c.tool_call)[0] for c in a[i1:i2]]
+    names_b = [tool_and_args(c.tool_call)[0] for c in b[j1:j2]]
+    out: list[tuple[int | None, int | None, str]] = []
+    if len(names_a) > TOOL_WINDOW or len(names_b) > TOOL_WINDOW:
+        ops = [("delete", 0, len(names_a), 0, 0), ("insert", 0, 0, 0, len(names_b))]
+    else:
+        ops = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False).get_opcodes()
+    for tag, x1, x2, y1, y2 in ops:
+        if tag == "equal":
+            out += [(i1 + x1 + k, j1 + y1 + k, CHANGED) for k in range(x2 - x1)]
+            continue
+        out += [(i1 + k, None, ONLY_A) for k in range(x1, x2)]
+        out += [(None, j1 + k, ONLY_B) for k in range(y1, y2)]
+    return out
+
+
+def compare(
+    a: list[Call], b: list[Call], titles: dict[str, str] | None = None
+) -> Comparison:
+    """Align two sessions' rows and match their nodes; ``titles``: node id → canvas title."""
+    keys: dict[str, int] = {}
+    seen: dict[str, int] = {}  # raw text → key number: runs repeat their calls verbatim
+
+    def number(text: str) -> int:
+        found = seen.get(text)
+        if found is None:
+            found = seen[text] = keys.setdefault(call_key(text), len(keys))
+        return found
+
+    key_a = [number(c.tool_call) for c in a]
+    key_b = [number(c.tool_call) for c in b]
+    pairs: list[tuple[int | None, int | None, str]] = []
+    for tag, i1, i2, j1, j2 in align(key_a, key_b):
+        if tag == "equal":
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                pairs.append((i, j, RESULT if _result_differences(a[i], b[j]) else SAME))
+        elif tag == "replace":
+            pairs += _pair_by_tool(a, b, i1, i2, j1, j2)
+        elif tag == "delete":
+            pairs += [(i, None, ONLY_A) for i in range(i1, i2)]
+        else:
+            pairs += [(None, j, ONLY_B) for j in range(j1, j2)]
+    _mark_moved(pairs, key_a, key_b)
+    nodes = match_nodes(a, b, pairs, titles or {})
+    comparison = Comparison(a, b, pairs, nodes)
+    comparison.differing = [k for k, p in enumerate(pairs) if p[2] != SAME]
+    comparison.groups = _groups(a, b, pairs, nodes)
+    comparison.summary = _summary(comparison)
+    return comparison
+
+
+def _mark_moved(
+    pairs: list[tuple[int | None, int | None, str]], key_a: list[int], key_b: list[int]
+) -> None:
+    """One-sided rows whose call the other run made elsewhere (unpaired there too) → MOVED."""
+    spare = Counter(key_b[j] for _, j, s in pairs if s == ONLY_B and j is not None)
+    moved_b: Counter[int] = Counter()
+    for k, (i, _, status) in enumerate(pairs):
+        if status == ONLY_A and i is not None and spare[key_a[i]] > 0:
+            spare[key_a[i]] -= 1
+            moved_b[key_a[i]] += 1
+            pairs[k] = (i, None, MOVED)
+    for k, (_, j, status) in enumerate(pairs):
+        if status == ONLY_B and j is not None and moved_b[key_b[j]] > 0:
+            moved_b[key_b[j]] -= 1
+            pairs[k] = (None, j, MOVED)
+
+
+def _visited(rows: list[Call]) -> dict[str, int]:
+    """Canvas nodes a run's rows point at, in order of first visit, with their row counts."""
+    return Counter(c.node_id for c in rows if c.node_id and c.node_id not in UNMAPPED)
+
+
+def match_nodes(
+    a: list[Call],
+    b: list[Call],
+    pairs: list[tuple[int | None, int | None, str]],
+    titles: dict[str, str],
+) -> list[NodeMatch]:
+    """Each run's nodes paired: by the calls aligned between them, else by id, else by title."""
+    seen_a, seen_b = _visited(a), _visited(b)
+    shared: Counter[tuple[str, str]] = Counter()
+    for i, j, status in pairs:
+        if status in PAIRED and i is not None and j is not None:
+            x, y = a[i].node_id, b[j].node_id
+            if x in seen_a and y in seen_b:
+                shared[(x, y)] += 1  # type: ignore[index]
+    partner: dict[str, tuple[str, str]] = {}
+    taken_b: set[str] = set()
+    for (x, y), _ in sorted(shared.items(), key=lambda kv: (-kv[1], kv[0])):
+        if x not in partner and y not in taken_b:
+            partner[x] = (y, "calls")
+            taken_b.add(y)
+    by_title: dict[str, str] = {}
+    for y in seen_b:
+        if y not in taken_b and (title := _title_key(titles.get(y))):
+            by_title.setdefault(title, y)
+    for x in seen_a:
+        if x in partner:
+            continue
+        if x in seen_b and x not in taken_b:
+            partner[x] = (x, "id")
+        elif (y := by_title.get(_title_key(titles.get(x)))) and y not in taken_b:
+            partner[x] = (y, "title")
+        else:
+            continue
+        taken_b.add(partner[x][0])
+    out = []
+    for x, n in seen_a.items():
+        y, how = partner.get(x, (None, ""))
+        out.append(NodeMatch(x, y, n, seen_b[y] if y else 0, shared[(x, y)] if y else 0, how))
+    out += [NodeMatch(None, y, 0, n, 0, "") for y, n in seen_b.items() if y not in taken_b]
+    return out
+
+
+def _title_key(title: str | None) -> str:
+    return " ".join((title or "").split()).casefold()
+
+
+def _groups(
+    a: list[Call],
+    b: list[Call],
+    pairs: list[tuple[int | None, int | None, str]],
+    nodes: list[NodeMatch],
+) -> list[int | None]:
+    """Each pair's node group: the node match of its A row's node, else of its B row's."""
+    of_a = {m.a: k for k, m in enumerate(nodes) if m.a is not None}
+    of_b = {m.b: k for k, m in enumerate(nodes) if m.b is not None}
+    out: list[int | None] = []
+    for i, j, _ in pairs:
+        group = of_a.get(a[i].node_id) if i is not None else None
+        if group is None and j is not None:
+            group = of_b.get(b[j].node_id)
+        out.append(group)
+    return out
+
+
+def _summary(c: Comparison) -> dict[str, object]:
+    statuses = Counter(s for _, _, s in c.pairs)
+    score_differs = sum(
+        1
+        for i, j, s in c.pairs
+        if s == RESULT and i is not None and j is not None and c.a[i].score != c.b[j].score
+    )
+    return {
+        "rows": {"a": len(c.a), "b": len(c.b)},
+        "aligned": len(c.pairs),
+        **{status: statuses.get(status, 0) for status in STATUSES},
+        "score_differs": score_differs,
+        "nodes": {
+            "both": sum(1 for m in c.nodes if m.a and m.b),
+            "only_a": sum(1 for m in c.nodes if m.a and not m.b),
+            "only_b": sum(1 for m in c.nodes if m.b and not m.a),
+        },
+        "result_bytes": {
+            "a": sum(r.result_size or 0 for r in c.a),
+            "b": sum(r.result_size or 0 for r in c.b),
+        },
+        "mean_score": {"a": _mean(c.a), "b": _mean(c.b)},
+    }
+
+
+def _mean(rows: list[Call]) -> float | None:
+    scores = [r.score for r in rows if r.score is not None]
+    return round(sum(scores) / len(scores), 2) if scores else None
