@@ -7,6 +7,7 @@ fingerprints); a page is then a slice of it found by bisection, so the 300th pag
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +22,9 @@ from sessions.models import Agent, AgentSession, Ref, Row
 from sessions.session_compare import Call, Comparison, compare
 
 PAGE = 100
+# The plugin's own form of result_ref, accepted by ref_name as it is: checking each of 40,000
+# rows through pathlib cost half of a comparison's first build.
+_PLAIN_REF = re.compile(r"refs/(?!\.\.?\Z)[^/\\\x00]+\Z")
 CHUNK = 500  # names per IN (…) query: well under SQLite's bound-parameter limit
 SHOW = ("all", "diff")
 
@@ -29,22 +33,31 @@ def _chunks(items: list[str]) -> list[list[str]]:
     return [items[k : k + CHUNK] for k in range(0, len(items), CHUNK)]
 
 
-def load_calls(session: AgentSession) -> list[Call]:
+def load_calls(agent: Agent, session: AgentSession) -> list[Call]:
     rows = list(
         Row.objects.filter(session=session)
         .order_by("line_no")
         .values_list("pk", "line_no", "tool_call", "summary", "score", "node_id", "result_ref")
     )
-    names = sorted({n for r in rows if (n := ref_name(r[6])[0])})
+    names = [_ref_name(r[6]) for r in rows]
+    wanted = sorted({n for n in names if n})
+    refs = Ref.objects.filter(agent=agent)
     sizes: dict[str, int] = {}
-    for part in _chunks(names):
-        sizes.update(
-            Ref.objects.filter(agent_id=session.agent_id, name__in=part).values_list("name", "size")
-        )
+    if agent.refs_count <= 3 * len(wanted):  # most of the agent's refs: one scan beats IN lists
+        sizes.update(refs.values_list("name", "size"))
+    else:
+        for part in _chunks(wanted):
+            sizes.update(refs.filter(name__in=part).values_list("name", "size"))
     return [
-        Call(pk, line, call, summary, score, node, ref, sizes.get(ref_name(ref)[0] or ""))
-        for pk, line, call, summary, score, node, ref in rows
+        Call(pk, line, call, summary, score, node, ref, sizes.get(name) if name else None)
+        for (pk, line, call, summary, score, node, ref), name in zip(rows, names, strict=True)
     ]
+
+
+def _ref_name(value: str | None) -> str | None:
+    if value and value == value.strip() and _PLAIN_REF.match(value):
+        return value
+    return ref_name(value)[0]
 
 
 def node_facts(agent: Agent, node_ids: set[str]) -> dict[str, dict[str, str]]:
@@ -70,8 +83,8 @@ def comparison_for(agent: Agent, a: AgentSession, b: AgentSession) -> dict[str, 
 
 
 def _build(agent: Agent, a: AgentSession, b: AgentSession) -> dict[str, Any]:
-    calls_a = load_calls(a)
-    calls_b = calls_a if a.pk == b.pk else load_calls(b)
+    calls_a = load_calls(agent, a)
+    calls_b = calls_a if a.pk == b.pk else load_calls(agent, b)
     visited = {c.node_id for c in (*calls_a, *calls_b) if c.node_id}
     facts = node_facts(agent, visited)
     result = compare(calls_a, calls_b, {k: v["title"] for k, v in facts.items()})
@@ -168,7 +181,9 @@ class _Links:
         self.facts = facts
         self.node_url = reverse("node-locate", args=[agent.slug])
         self.ref_base = reverse("ref", args=[agent.slug, "__REF__"])
-        self.session_urls = {s.pk: reverse("session", args=[agent.slug, s.session_id]) for s in (a, b)}
+        self.session_urls = {
+            s.pk: reverse("session", args=[agent.slug, s.session_id]) for s in (a, b)
+        }
 
     def node(self, node_id: str | None) -> dict[str, Any] | None:
         if node_id is None:
@@ -200,4 +215,3 @@ class _Links:
             "ref_url": ref_url,
             "row_url": f"{self.session_urls[session.pk]}?line={call.line_no}#row-{call.id}",
         }
-

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
-from memviz.pages import render_page
+from memviz.pages import render_page, wants_json
 from sessions import session_compare as sc
+from sessions.compare_html import nodes_html, pairs_html
 from sessions.compare_selectors import page_data
 from sessions.models import AgentSession
 from sessions.selectors import agent_get
@@ -20,7 +23,12 @@ LABELS = {
     sc.ONLY_B: _("only in B"),
     sc.MOVED: _("at another place"),
 }
-DIFFERS = {"call": _("arguments"), "summary": _("summary"), "score": _("score"), "size": _("result size")}
+DIFFERS = {
+    "call": _("arguments"),
+    "summary": _("summary"),
+    "score": _("score"),
+    "size": _("result size"),
+}
 HOW = {"calls": _("aligned calls"), "id": _("same id"), "title": _("same title")}
 
 
@@ -33,7 +41,9 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     choices = AgentSession.objects.filter(agent=obj).order_by("session_id")
     picker = {
         "picked": chosen,
-        "choices": [{"id": s, "rows": n} for s, n in choices.values_list("session_id", "rows_count")],
+        "choices": [
+            {"id": s, "rows": n} for s, n in choices.values_list("session_id", "rows_count")
+        ],
     }
     if not (chosen["a"] and chosen["b"]):
         return render_page(request, "agent_sessions/compare.html", {"agent": obj.slug, **picker})
@@ -42,11 +52,13 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     if missing:
         raise Http404(f"no session {missing[0]!r} in agent {obj.slug!r}")
     data = page_data(obj, found[chosen["a"]], found[chosen["b"]], params)
+    if wants_json(request):  # the twin needs none of the HTML built below
+        return render_page(request, "agent_sessions/compare.html", {**data, **picker})
+    this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
     extra = {
-        "labels": LABELS,
-        "differs": DIFFERS,
-        "how": HOW,
-        "node_of": {n["group"]: n for n in data["nodes"]},
+        "pairs_html": pairs_html(data["rows"], data["nodes"], LABELS, DIFFERS),
+        "nodes_html": nodes_html(data["nodes"], HOW, this),
+        "this": this,
     }
     return render_page(
         request, "agent_sessions/compare.html", {**data, **picker}, extra=extra, partial="pairs"

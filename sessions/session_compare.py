@@ -10,6 +10,7 @@ windows cost a small fraction of that, and agree with it where the runs share th
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import re
@@ -92,10 +93,8 @@ def tool_and_args(text: str) -> tuple[str, str]:
     tool, paren, colon = found.groups()
     args = (paren if paren is not None else colon or "").strip()
     if args[:1] in "{[":
-        try:
+        with contextlib.suppress(ValueError, RecursionError):
             args = json.dumps(json.loads(args), sort_keys=True, ensure_ascii=False)
-        except (ValueError, RecursionError):
-            pass
     return tool, args
 
 
@@ -221,9 +220,7 @@ def _pair_by_tool(
     return out
 
 
-def compare(
-    a: list[Call], b: list[Call], titles: dict[str, str] | None = None
-) -> Comparison:
+def compare(a: list[Call], b: list[Call], titles: dict[str, str] | None = None) -> Comparison:
     """Align two sessions' rows and match their nodes; ``titles``: node id → canvas title."""
     keys: dict[str, int] = {}
     seen: dict[str, int] = {}  # raw text → key number: runs repeat their calls verbatim

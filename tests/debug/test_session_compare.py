@@ -25,14 +25,29 @@ def run(calls: list[str], node: str = "001-N1", **changes: dict[int, object]) ->
     for k, text in enumerate(calls):
         fields = {"summary": f"did {text}", "score": 5.0, "node_id": node, "result_size": 100}
         fields.update({f: v[k] for f, v in changes.items() if k in v})
-        out.append(Call(k + 1, k + 1, text, fields["summary"], fields["score"], fields["node_id"], f"refs/{k}.md", fields["result_size"]))  # type: ignore[arg-type]
+        out.append(
+            Call(
+                k + 1,
+                k + 1,
+                text,
+                fields["summary"],
+                fields["score"],
+                fields["node_id"],
+                f"refs/{k}.md",
+                fields["result_size"],
+            )
+        )  # type: ignore[arg-type]
     return out
 
 
 def shape(calls_a: list[Call], calls_b: list[Call]) -> list[tuple[str | None, str | None, str]]:
     c = compare(calls_a, calls_b)
     return [
-        (calls_a[i].tool_call if i is not None else None, calls_b[j].tool_call if j is not None else None, s)
+        (
+            calls_a[i].tool_call if i is not None else None,
+            calls_b[j].tool_call if j is not None else None,
+            s,
+        )
         for i, j, s in c.pairs
     ]
 
@@ -42,7 +57,7 @@ BASE = ["read: a.py", "exec: pytest -q", "edit: a.py", "exec: pytest -q", "write
 
 def test_identical_runs_pair_every_row_as_same() -> None:
     c = compare(run(BASE), run(BASE))
-    assert [p for p in c.pairs] == [(k, k, SAME) for k in range(5)]
+    assert list(c.pairs) == [(k, k, SAME) for k in range(5)]
     assert c.differing == [] and c.summary["same"] == 5 and c.summary["only_a"] == 0
 
 
@@ -87,7 +102,9 @@ def test_a_reordered_call_shows_as_moved_not_as_new() -> None:
 
 
 def test_calls_normalise_whitespace_and_json_key_order() -> None:
-    assert call_key('exec({"cmd": "ls", "cwd": "/"})') == call_key('exec( {"cwd":"/",  "cmd":"ls"} )')
+    assert call_key('exec({"cmd": "ls", "cwd": "/"})') == call_key(
+        'exec( {"cwd":"/",  "cmd":"ls"} )'
+    )
     assert call_key("read:   a.py") == call_key("read: a.py")
     assert call_key("read: a.py") != call_key("read: b.py")
 
@@ -111,7 +128,9 @@ def test_alignment_agrees_with_sequence_matcher_on_a_long_edited_run() -> None:
         i, j = i2, j2
     assert (i, j) == (len(a), len(b))
     kept = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
-    best = sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
+    best = sum(
+        m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()
+    )
     assert kept >= best - 5  # as good as the whole-run matcher, give or take a repeat
 
 
@@ -122,8 +141,16 @@ def test_nodes_are_matched_by_their_aligned_calls_then_by_title() -> None:
     titles = {"001-N2": "Write notes", "002-N7": "write  NOTES", "002-N9": "deploy"}
     c = compare(a, b + [], titles)
     found = {(m.a, m.b): m.how for m in c.nodes}
-    assert found == {("001-N1", "002-N1"): "calls", ("001-N2", "002-N7"): "calls", (None, "002-N9"): ""}
+    assert found == {
+        ("001-N1", "002-N1"): "calls",
+        ("001-N2", "002-N7"): "calls",
+        (None, "002-N9"): "",
+    }
     # without aligned calls between them, equal titles still pair two nodes
-    c = compare(a[:4] + [Call(50, 50, "exec: x", "", None, "001-N2", None, None)], b[:4] + [Call(51, 51, "exec: y", "", None, "002-N7", None, None)], titles)
+    c = compare(
+        a[:4] + [Call(50, 50, "exec: x", "", None, "001-N2", None, None)],
+        b[:4] + [Call(51, 51, "exec: y", "", None, "002-N7", None, None)],
+        titles,
+    )
     assert ("001-N2", "002-N7") in {(m.a, m.b) for m in c.nodes}
     assert c.summary["nodes"] == {"both": 2, "only_a": 0, "only_b": 0}

@@ -37,7 +37,12 @@ def test_json_twin_aligns_rows_and_names_what_differs(tmp_path: Path) -> None:
     assert (summary["only_a"], summary["only_b"], summary["score_differs"]) == (1, 2, 1)
     assert summary["nodes"] == {"both": 2, "only_a": 1, "only_b": 1}
     nodes = {(n["a"] and n["a"]["id"], n["b"] and n["b"]["id"]): n for n in data["nodes"]}
-    assert set(nodes) == {("001-N1", "001-N1"), ("001-N2", "001-N2"), ("001-N3", None), (None, "001-N4")}
+    assert set(nodes) == {
+        ("001-N1", "001-N1"),
+        ("001-N2", "001-N2"),
+        ("001-N3", None),
+        (None, "001-N4"),
+    }
     assert nodes[("001-N2", "001-N2")]["a"]["title"] == "Fix the tests"
     assert nodes[("001-N2", "001-N2")]["a"]["status"] == "doing"
     side = data["rows"][0]["a"]
