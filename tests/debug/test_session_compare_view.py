@@ -86,3 +86,12 @@ def test_picker_lists_the_agents_sessions_and_unknown_ones_are_404(tmp_path: Pat
     assert session.select_one(f"a[href='{URL}?a={cfx.A}']") is not None
     agent = BeautifulSoup(Client().get(f"/a/{cfx.AGENT}/").content, "html.parser")
     assert agent.select_one(f".debug-nav a[href='{URL}']") is not None
+
+
+def test_zh_hans_page_shows_no_english_ui_text(tmp_path: Path) -> None:
+    from tests.debug.test_i18n import english_leaks, english_ui_strings
+
+    cfx.build(tmp_path / "root")
+    client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    response = client.get(URL, {"a": cfx.A, "b": cfx.B})
+    assert english_leaks(response.content, english_ui_strings()) == []
