@@ -12,7 +12,8 @@ from memviz.pages import render_page, wants_json
 from sessions import session_compare as sc
 from sessions.compare_html import nodes_html, pairs_html
 from sessions.compare_selectors import page_data
-from sessions.models import AgentSession
+from sessions.ledger_selectors import session_ledger
+from sessions.models import Agent, AgentSession
 from sessions.selectors import agent_get
 
 LABELS = {
@@ -51,7 +52,10 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     missing = [v for v in chosen.values() if v not in found]
     if missing:
         raise Http404(f"no session {missing[0]!r} in agent {obj.slug!r}")
-    data = page_data(obj, found[chosen["a"]], found[chosen["b"]], params)
+    a, b = found[chosen["a"]], found[chosen["b"]]
+    if params.get("part") == "tokens":
+        return _tokens(request, obj, a, b)
+    data = page_data(obj, a, b, params)
     if wants_json(request):  # the twin needs none of the HTML built below
         return render_page(request, "agent_sessions/compare.html", {**data, **picker})
     this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
@@ -63,3 +67,14 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     return render_page(
         request, "agent_sessions/compare.html", {**data, **picker}, extra=extra, partial="pairs"
     )
+
+
+def _tokens(request: HttpRequest, agent: Agent, a: AgentSession, b: AgentSession) -> HttpResponse:
+    """Both sessions' token totals from their ledgers: asked for after the page is shown, as
+    a ledger reads every ref of its session (seconds on a long run, memoized after)."""
+    data = {
+        side: {k: v["tokens"] for k, v in session_ledger(agent, s)["layers"].items()}
+        for side, s in (("a", a), ("b", b))
+    }
+    sides = [("A", data["a"]), ("B", data["b"])]
+    return render_page(request, "agent_sessions/_compare_tokens.html", data, extra={"sides": sides})

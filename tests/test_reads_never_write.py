@@ -37,6 +37,9 @@ def _urls() -> list[str]:
         base = f"/a/{agent.slug}/"
         urls.append(base)
         urls += [f"{base}s/{s.session_id}/" for s in AgentSession.objects.filter(agent=agent)]
+        ids = list(AgentSession.objects.filter(agent=agent).values_list("session_id", flat=True))
+        compare = f"{base}compare/?a={ids[0]}&b={ids[-1]}" if ids else f"{base}compare/"
+        urls += [compare, f"{compare}&part=tokens", f"{compare}&show=diff&after=1"]
         urls += [f"{base}refs/{r.name.removeprefix('refs/')}" for r in Ref.objects.filter(agent=agent)[:5]]
         for canvas in Canvas.objects.filter(agent=agent):
             c = f"{base}c/{canvas.filename}/"

@@ -29,6 +29,7 @@ def test_pick_two_runs_and_compare_them(live_server, page, tmp_path: Path) -> No
     assert "edit: src/app.py" in changed.locator(".side-a").inner_text()
     assert "edit: src/session.py" in changed.locator(".side-b").inner_text()
     assert page.evaluate("document.body.dataset.pwned") is None  # the run's text stays text
+    page.locator("#compare-tokens [data-side=B]").wait_for()  # the ledgers' totals, asked after
     page.screenshot(path=str(SCREENSHOTS / "session-compare.png"), full_page=True)
 
     page.check("input[name=show]")

@@ -95,3 +95,23 @@ def test_zh_hans_page_shows_no_english_ui_text(tmp_path: Path) -> None:
     client = Client(HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
     response = client.get(URL, {"a": cfx.A, "b": cfx.B})
     assert english_leaks(response.content, english_ui_strings()) == []
+
+
+def test_token_totals_come_from_each_sessions_ledger(tmp_path: Path) -> None:
+    from sessions.ledger_selectors import session_ledger
+    from sessions.models import Agent, AgentSession
+
+    cfx.build(tmp_path / "root")
+    query = {"a": cfx.A, "b": cfx.B, "part": "tokens"}
+    data = Client().get(URL, {**query, "format": "json"}).json()
+    agent = Agent.objects.get(slug=cfx.AGENT)
+    ledger = session_ledger(agent, AgentSession.objects.get(agent=agent, session_id=cfx.B))
+    assert data["b"]["refs"] == ledger["layers"]["refs"]["tokens"] > 0
+    assert data["a"]["summaries"] > 0 and set(data) == {"a", "b"}
+    page = BeautifulSoup(Client().get(URL, query).content, "html.parser")
+    assert page.select_one("[data-side=B]").get_text().startswith("B: refs ")
+    # the page asks for them once it is shown, and the pager swaps only the list
+    full = BeautifulSoup(Client().get(URL, {"a": cfx.A, "b": cfx.B}).content, "html.parser")
+    assert "part=tokens" in full.select_one("#compare-tokens")["hx-get"]
+    partial = Client().get(URL, {"a": cfx.A, "b": cfx.B}, HTTP_HX_REQUEST="true")
+    assert partial.content.decode().lstrip().startswith('<div id="pairs">')
