@@ -8,7 +8,7 @@ interpolated value is escaped (``rows_html._text``); the labels come translated 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.template.defaultfilters import filesizeformat, floatformat
 from django.utils.html import conditional_escape
@@ -17,6 +17,9 @@ from django.utils.translation import gettext
 
 from memviz.templatetags.memviz import status_class
 from sessions.rows_html import _text
+
+if TYPE_CHECKING:  # a development dependency: the labels are lazy translations
+    from django_stubs_ext import StrOrPromise
 
 CALL_CHARS, SUMMARY_CHARS, TITLE_CHARS = 300, 400, 80
 
@@ -76,13 +79,13 @@ def _side(side: Mapping[str, Any] | None, letter: str, words: dict[str, str]) ->
 def pairs_html(
     rows: list[dict[str, Any]],
     nodes: list[dict[str, Any]],
-    labels: Mapping[str, str],
-    differs: Mapping[str, str],
+    labels: Mapping[str, StrOrPromise],
+    differs: Mapping[str, StrOrPromise],
 ) -> SafeString:
     """The ``<ol class="pairs">``: A | status | B per pair, a node header where the group changes."""
     words = _words()
     parts = ['<ol class="pairs">']
-    group: object = object()
+    group: int | None = -1  # no pair's group: the first pair opens one
     for r in rows:
         if r["group"] != group:
             group = r["group"]
@@ -108,7 +111,9 @@ def pairs_html(
     return mark_safe("".join(parts))  # noqa: S308 - every interpolated value is escaped above
 
 
-def nodes_html(nodes: list[dict[str, Any]], how: Mapping[str, str], rows_link: str) -> SafeString:
+def nodes_html(
+    nodes: list[dict[str, Any]], how: Mapping[str, StrOrPromise], rows_link: str
+) -> SafeString:
     """The node table's rows; ``rows_link``: this comparison's URL, to which ``&at=`` is added."""
     only = {"a": _text(gettext("only A")), "b": _text(gettext("only B"))}
     rows_word = _text(gettext("rows"))

@@ -207,6 +207,7 @@ def _pair_by_tool(
     names_a = [tool_and_args(c.tool_call)[0] for c in a[i1:i2]]
     names_b = [tool_and_args(c.tool_call)[0] for c in b[j1:j2]]
     out: list[tuple[int | None, int | None, str]] = []
+    ops: Sequence[tuple[str, int, int, int, int]]
     if len(names_a) > TOOL_WINDOW or len(names_b) > TOOL_WINDOW:
         ops = [("delete", 0, len(names_a), 0, 0), ("insert", 0, 0, 0, len(names_b))]
     else:
@@ -288,7 +289,7 @@ def match_nodes(
         if status in PAIRED and i is not None and j is not None:
             x, y = a[i].node_id, b[j].node_id
             if x in seen_a and y in seen_b:
-                shared[(x, y)] += 1  # type: ignore[index]
+                shared[(x, y)] += 1
     partner: dict[str, tuple[str, str]] = {}
     taken_b: set[str] = set()
     for (x, y), _ in sorted(shared.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -328,8 +329,8 @@ def _groups(
     nodes: list[NodeMatch],
 ) -> list[int | None]:
     """Each pair's node group: the node match of its A row's node, else of its B row's."""
-    of_a = {m.a: k for k, m in enumerate(nodes) if m.a is not None}
-    of_b = {m.b: k for k, m in enumerate(nodes) if m.b is not None}
+    of_a: dict[str | None, int] = {m.a: k for k, m in enumerate(nodes) if m.a is not None}
+    of_b: dict[str | None, int] = {m.b: k for k, m in enumerate(nodes) if m.b is not None}
     out: list[int | None] = []
     for i, j, _ in pairs:
         group = of_a.get(a[i].node_id) if i is not None else None
