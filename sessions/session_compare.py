@@ -1,23 +1,21 @@
 """Two sessions side by side: rows aligned by tool call, their canvas nodes matched.
 
 Django-free. A row's key is its tool name plus its arguments normalised (whitespace collapsed,
-JSON arguments with sorted keys); the two key sequences are aligned like a patience diff:
-calls that occur once in each run anchor the alignment (their longest increasing run), and
-only the short stretches between anchors go to difflib's SequenceMatcher. A whole-run
-SequenceMatcher over 20,000 rows with a few hundred edits costs about a second; anchored
-windows cost a small fraction of that, and agree with it where the runs share their calls.
+JSON arguments with sorted keys); the two key sequences are aligned by ``call_align.align``.
+Equal calls are then checked for another result, a replaced stretch is paired by tool name,
+and one-sided calls the other run made elsewhere are marked as moved.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import re
-from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from sessions.call_align import align
 
 SAME = "same"  # same call, same result
 RESULT = "result"  # same call, different summary, score or result size
@@ -27,8 +25,8 @@ ONLY_B = "only_b"
 MOVED = "moved"  # a call both runs made, at places the alignment could not pair
 PAIRED = (SAME, RESULT, CHANGED)
 STATUSES = (SAME, RESULT, CHANGED, ONLY_A, ONLY_B, MOVED)
-# A stretch between anchors larger than this (rows per side) is aligned positionally by tool
-# name: SequenceMatcher over a handful of tool names is quadratic.
+# A replaced stretch longer than this (rows per side) is left one-sided rather than paired by
+# tool name: a few tool names over thousands of rows is a long edit script to search.
 TOOL_WINDOW = 400
 UNMAPPED = frozenset({"wait"})  # row node ids that are no canvas node (null is None)
 
@@ -103,92 +101,6 @@ def call_key(text: str) -> str:
     return f"{tool}\x00{args}"
 
 
-def align(a: Sequence[int], b: Sequence[int]) -> list[tuple[str, int, int, int, int]]:
-    """difflib-style opcodes (``equal``/``replace``/``delete``/``insert``) of two key lists."""
-    out: list[tuple[str, int, int, int, int]] = []
-    # An explicit stack instead of recursion: pending work is a window to align or an opcode.
-    stack: list[tuple[str, int, int, int, int]] = [("window", 0, len(a), 0, len(b))]
-    while stack:
-        item = stack.pop()
-        if item[0] != "window":
-            _emit(out, item)
-            continue
-        _, alo, ahi, blo, bhi = item
-        start = alo
-        while alo < ahi and blo < bhi and a[alo] == b[blo]:
-            alo, blo = alo + 1, blo + 1
-        _emit(out, ("equal", start, alo, blo - (alo - start), blo))
-        end = ahi
-        while ahi > alo and bhi > blo and a[ahi - 1] == b[bhi - 1]:
-            ahi, bhi = ahi - 1, bhi - 1
-        stack.append(("equal", ahi, end, bhi, bhi + end - ahi))  # popped after the middle
-        stack.extend(reversed(_anchored(a, b, alo, ahi, blo, bhi)))
-    return out
-
-
-def _anchored(
-    a: Sequence[int], b: Sequence[int], alo: int, ahi: int, blo: int, bhi: int
-) -> list[tuple[str, int, int, int, int]]:
-    """The middle of a window: sub-windows between unique anchors, or its SequenceMatcher ops."""
-    if alo == ahi or blo == bhi:
-        return [("delete", alo, ahi, blo, blo), ("insert", alo, alo, blo, bhi)]
-    count_a = Counter(a[alo:ahi])
-    count_b = Counter(b[blo:bhi])
-    where_b = {b[j]: j for j in range(blo, bhi) if count_b[b[j]] == 1}
-    candidates = [
-        (i, where_b[a[i]]) for i in range(alo, ahi) if count_a[a[i]] == 1 and a[i] in where_b
-    ]
-    anchors = _longest_increasing(candidates)
-    if not anchors:
-        ops = difflib.SequenceMatcher(None, a[alo:ahi], b[blo:bhi]).get_opcodes()
-        return [(tag, i1 + alo, i2 + alo, j1 + blo, j2 + blo) for tag, i1, i2, j1, j2 in ops]
-    todo: list[tuple[str, int, int, int, int]] = []
-    i, j = alo, blo
-    for ai, bj in anchors:
-        if ai == i and bj == j and todo and todo[-1][0] == "equal":
-            todo[-1] = ("equal", todo[-1][1], ai + 1, todo[-1][3], bj + 1)  # a run of anchors
-        else:
-            if ai > i or bj > j:
-                todo.append(("window", i, ai, j, bj))
-            todo.append(("equal", ai, ai + 1, bj, bj + 1))
-        i, j = ai + 1, bj + 1
-    todo.append(("window", i, ahi, j, bhi))
-    return todo
-
-
-def _longest_increasing(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The longest run of ``pairs`` (ordered by a) whose b positions increase (patience sort)."""
-    tails: list[int] = []  # b position ending the best run of each length
-    tail_at: list[int] = []  # index in pairs of that end
-    back: list[int] = []
-    for k, (_, bj) in enumerate(pairs):
-        n = bisect_left(tails, bj)
-        if n == len(tails):
-            tails.append(bj)
-            tail_at.append(k)
-        else:
-            tails[n] = bj
-            tail_at[n] = k
-        back.append(tail_at[n - 1] if n else -1)
-    run = []
-    k = tail_at[-1] if tail_at else -1
-    while k >= 0:
-        run.append(pairs[k])
-        k = back[k]
-    return run[::-1]
-
-
-def _emit(out: list[tuple[str, int, int, int, int]], op: tuple[str, int, int, int, int]) -> None:
-    """Append an opcode, joining it to the previous one when both are of the same kind."""
-    tag, i1, i2, j1, j2 = op
-    if i1 == i2 and j1 == j2:
-        return
-    if out and out[-1][0] == tag and out[-1][2] == i1 and out[-1][4] == j1:
-        out[-1] = (tag, out[-1][1], i2, out[-1][3], j2)
-    else:
-        out.append(op)
-
-
 def _result_differences(x: Call, y: Call) -> list[str]:
     found = []
     if " ".join(x.summary.split()) != " ".join(y.summary.split()):
@@ -211,7 +123,11 @@ def _pair_by_tool(
     if len(names_a) > TOOL_WINDOW or len(names_b) > TOOL_WINDOW:
         ops = [("delete", 0, len(names_a), 0, 0), ("insert", 0, 0, 0, len(names_b))]
     else:
-        ops = difflib.SequenceMatcher(None, names_a, names_b, autojunk=False).get_opcodes()
+        ids: dict[str, int] = {}
+        ops = align(
+            [ids.setdefault(x, len(ids)) for x in names_a],
+            [ids.setdefault(x, len(ids)) for x in names_b],
+        )
     for tag, x1, x2, y1, y2 in ops:
         if tag == "equal":
             out += [(i1 + x1 + k, j1 + y1 + k, CHANGED) for k in range(x2 - x1)]

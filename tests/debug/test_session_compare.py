@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import random
 
+from sessions.call_align import align
 from sessions.session_compare import (
     CHANGED,
     MOVED,
@@ -13,7 +14,6 @@ from sessions.session_compare import (
     RESULT,
     SAME,
     Call,
-    align,
     call_key,
     compare,
 )
@@ -154,3 +154,30 @@ def test_nodes_are_matched_by_their_aligned_calls_then_by_title() -> None:
     )
     assert ("001-N2", "002-N7") in {(m.a, m.b) for m in c.nodes}
     assert c.summary["nodes"] == {"both": 2, "only_a": 0, "only_b": 0}
+
+
+def _lcs(a: list[int], b: list[int]) -> int:
+    row = [0] * (len(b) + 1)
+    for x in a:
+        diagonal = 0
+        for j, y in enumerate(b):
+            diagonal, row[j + 1] = row[j + 1], diagonal + 1 if x == y else max(row[j + 1], row[j])
+    return row[-1]
+
+
+def test_runs_that_repeat_every_call_still_align_row_for_row() -> None:
+    """No call is unique, so nothing anchors: the edit script is still the shortest one."""
+    rng = random.Random(11)
+    a = [rng.randrange(4) for _ in range(3000)]  # four calls, each ~750 times
+    b = list(a)
+    for _ in range(30):
+        del b[rng.randrange(len(b))]
+    ops = align(a, b)
+    assert sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal") == len(b)
+    assert {tag for tag, *_ in ops} == {"equal", "delete"}
+    for seed in range(20):  # short runs of three calls: as many kept rows as the longest common run
+        rng = random.Random(seed)
+        x = [rng.randrange(3) for _ in range(rng.randrange(2, 40))]
+        y = [rng.randrange(3) for _ in range(rng.randrange(2, 40))]
+        kept = sum(i2 - i1 for tag, i1, i2, _, _ in align(x, y) if tag == "equal")
+        assert kept == _lcs(x, y), (x, y)
