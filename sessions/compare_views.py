@@ -57,6 +57,8 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
         return _tokens(request, obj, a, b)
     data = page_data(obj, a, b, params)
     if wants_json(request):  # the twin needs none of the HTML built below
+        if any(k in params for k in ("after", "before", "at")):
+            data["nodes"] = None  # a cursor page: the first page has the node table
         return render_page(request, "agent_sessions/compare.html", {**data, **picker})
     this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
     extra = {

@@ -59,6 +59,7 @@ def test_pages_follow_their_cursors_and_the_differences_view(tmp_path: Path, mon
     assert [r["index"] for r in first["rows"]] == [1, 3] and first["count"] == 5
     second = Client().get(URL, {**query, "after": first["after"]}).json()
     assert [r["index"] for r in second["rows"]] == [4, 5]
+    assert len(first["nodes"]) == 4 and second["nodes"] is None  # the first page has them
     back = Client().get(URL, {**query, "before": second["before"]}).json()
     assert [r["index"] for r in back["rows"]] == [1, 3] and back["before"] is None
     jump = Client().get(URL, {**query, "show": "all", "at": "6"}).json()
