@@ -52,6 +52,7 @@ def _words() -> dict[str, str]:
         "ref": gettext("ref"),
         "ref_missing": gettext("ref missing"),
         "no_node": gettext("no node"),
+        "partner": gettext("the other place"),
     }
     return {k: v if k == "line" else _text(v) for k, v in words.items()}
 
@@ -81,6 +82,7 @@ def pairs_html(
     nodes: list[dict[str, Any]],
     labels: Mapping[str, StrOrPromise],
     differs: Mapping[str, StrOrPromise],
+    here: str,
 ) -> SafeString:
     """The ``<ol class="pairs">``: A | status | B per pair, a node header where the group changes."""
     words = _words()
@@ -98,6 +100,11 @@ def pairs_html(
         fields = "".join(
             f' <span class="small differs">{_text(differs[d])}</span>' for d in r["differs"]
         )
+        if r["partner"] is not None:  # the same call in the other run, maybe on another page
+            fields += (
+                f' <a class="small partner" href="{_text(here)}&amp;at={r["partner"]}'
+                f'#pair-{r["partner"]}">{words["partner"]}</a>'
+            )
         parts.append(
             f'<li class="pair status-{status}" id="pair-{r["index"]}" data-status="{status}">'
             f"{_side(r['a'], 'A', words)}"

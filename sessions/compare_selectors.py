@@ -129,6 +129,7 @@ def page_data(
                 "status": status,
                 "differs": result.differences(k),
                 "group": result.groups[k],
+                "partner": result.partner.get(k),
                 "a": context.side(result.a[i], a) if i is not None else None,
                 "b": context.side(result.b[j], b) if j is not None else None,
             }

@@ -62,7 +62,7 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
         return render_page(request, "agent_sessions/compare.html", {**data, **picker})
     this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
     extra = {
-        "pairs_html": pairs_html(data["rows"], data["nodes"], LABELS, DIFFERS),
+        "pairs_html": pairs_html(data["rows"], data["nodes"], LABELS, DIFFERS, this),
         "nodes_html": nodes_html(data["nodes"], HOW, this),
         "this": this,
     }

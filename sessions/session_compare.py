@@ -69,6 +69,8 @@ class Comparison:
     differing: list[int] = field(default_factory=list)
     # node group (index in ``nodes``) of each pair
     groups: list[int | None] = field(default_factory=list)
+    # a MOVED pair → the pair holding the same call in the other run
+    partner: dict[int, int] = field(default_factory=dict)
 
     def differences(self, k: int) -> list[str]:
         """Which fields of pair ``k`` differ: summary, score, result size (paired rows only)."""
@@ -161,9 +163,9 @@ def compare(a: list[Call], b: list[Call], titles: dict[str, str] | None = None) 
             pairs += [(i, None, ONLY_A) for i in range(i1, i2)]
         else:
             pairs += [(None, j, ONLY_B) for j in range(j1, j2)]
-    _mark_moved(pairs, key_a, key_b)
+    partner = _mark_moved(pairs, key_a, key_b)
     nodes = match_nodes(a, b, pairs, titles or {})
-    comparison = Comparison(a, b, pairs, nodes)
+    comparison = Comparison(a, b, pairs, nodes, partner=partner)
     comparison.differing = [k for k, p in enumerate(pairs) if p[2] != SAME]
     comparison.groups = _groups(a, b, pairs, nodes)
     comparison.summary = _summary(comparison)
@@ -172,19 +174,23 @@ def compare(a: list[Call], b: list[Call], titles: dict[str, str] | None = None) 
 
 def _mark_moved(
     pairs: list[tuple[int | None, int | None, str]], key_a: list[int], key_b: list[int]
-) -> None:
-    """One-sided rows whose call the other run made elsewhere (unpaired there too) → MOVED."""
-    spare = Counter(key_b[j] for _, j, s in pairs if s == ONLY_B and j is not None)
-    moved_b: Counter[int] = Counter()
-    for k, (i, _, status) in enumerate(pairs):
-        if status == ONLY_A and i is not None and spare[key_a[i]] > 0:
-            spare[key_a[i]] -= 1
-            moved_b[key_a[i]] += 1
-            pairs[k] = (i, None, MOVED)
+) -> dict[int, int]:
+    """One-sided rows whose call the other run made elsewhere (unpaired there too) → MOVED.
+
+    Returns each moved pair's counterpart (pair index ↔ pair index), in order of the runs.
+    """
+    waiting: dict[int, list[int]] = {}  # call key → its ONLY_B pairs, first first
     for k, (_, j, status) in enumerate(pairs):
-        if status == ONLY_B and j is not None and moved_b[key_b[j]] > 0:
-            moved_b[key_b[j]] -= 1
-            pairs[k] = (None, j, MOVED)
+        if status == ONLY_B and j is not None:
+            waiting.setdefault(key_b[j], []).append(k)
+    partner: dict[int, int] = {}
+    for k, (i, _, status) in enumerate(pairs):
+        if status == ONLY_A and i is not None and waiting.get(key_a[i]):
+            other = waiting[key_a[i]].pop(0)
+            pairs[k] = (i, None, MOVED)
+            pairs[other] = (None, pairs[other][1], MOVED)
+            partner[k], partner[other] = other, k
+    return partner
 
 
 def _visited(rows: list[Call]) -> dict[str, int]:

@@ -99,6 +99,9 @@ def test_a_reordered_call_shows_as_moved_not_as_new() -> None:
     assert len(moved) == 2  # exec: make, once on each side
     assert {run(a)[i].tool_call for i, _ in moved if i is not None} == {"exec: make"}
     assert c.summary["only_a"] == c.summary["only_b"] == 0 and c.summary["same"] == 4
+    # each moved row points at the other: the same call in the other run
+    here, there = (k for k, (_, _, s) in enumerate(c.pairs) if s == MOVED)
+    assert c.partner == {here: there, there: here}
 
 
 def test_calls_normalise_whitespace_and_json_key_order() -> None:

@@ -116,3 +116,28 @@ def test_token_totals_come_from_each_sessions_ledger(tmp_path: Path) -> None:
     assert "part=tokens" in full.select_one("#compare-tokens")["hx-get"]
     partial = Client().get(URL, {"a": cfx.A, "b": cfx.B}, HTTP_HX_REQUEST="true")
     assert partial.content.decode().lstrip().startswith('<div id="pairs">')
+
+
+def test_a_moved_call_links_to_its_other_place(tmp_path: Path) -> None:
+    from sessions.ingest import ingest_path
+    from tests.debug.memory_factory import canvas, node, write_agent
+
+    calls = ["read: a.py", "exec: make", "write: out.md"]
+    rows = {
+        "one": [{"minutes": k, "tool": t, "node": "001-N1"} for k, t in enumerate(calls)],
+        "two": [
+            {"minutes": 9 + k, "tool": t, "node": "001-N1"}
+            for k, t in enumerate(calls[1:] + calls[:1])
+        ],
+    }
+    write_agent(
+        tmp_path, "mover", rows, {"001-t.mmd": canvas("t", [node("001-N1", "t", "done", 0)])}
+    )
+    ingest_path(tmp_path)
+    query = {"a": "one", "b": "two"}
+    data = Client().get("/a/mover/compare/", {**query, "format": "json"}).json()
+    moved = {r["index"]: r["partner"] for r in data["rows"] if r["status"] == "moved"}
+    assert moved == {0: 3, 3: 0}  # read: a.py, first in one run and last in the other
+    page = BeautifulSoup(Client().get("/a/mover/compare/", query).content, "html.parser")
+    link = page.select_one("#pair-0 a.partner")["href"]
+    assert link.endswith("&at=3#pair-3") and page.select_one("#pair-3") is not None
