@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from typing import Any
 from urllib.parse import quote
 
+from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 
 from canvases.models import CanvasNode
@@ -22,8 +23,7 @@ from sessions.models import Agent, AgentSession, Ref, Row
 from sessions.session_compare import Call, Comparison, compare
 
 PAGE = 100
-# The plugin's own form of result_ref, accepted by ref_name as it is: checking each of 40,000
-# rows through pathlib cost half of a comparison's first build.
+# The plugin's own form of result_ref, the ref's name in the index as it is (ref_name agrees).
 _PLAIN_REF = re.compile(r"refs/(?!\.\.?\Z)[^/\\\x00]+\Z")
 CHUNK = 500  # names per IN (…) query: well under SQLite's bound-parameter limit
 SHOW = ("all", "diff")
@@ -34,30 +34,46 @@ def _chunks(items: list[str]) -> list[list[str]]:
 
 
 def load_calls(agent: Agent, session: AgentSession) -> list[Call]:
+    """A session's rows, each with the size of its ref (None when the index has none)."""
+    # The plugin's `refs/<file>` is the ref's own name: its size comes with the row, through
+    # the (agent, name) index, instead of a second scan of the agent's refs.
+    size = Ref.objects.filter(agent=agent, name=OuterRef("result_ref")).values("size")[:1]
     rows = list(
         Row.objects.filter(session=session)
         .order_by("line_no")
-        .values_list("pk", "line_no", "tool_call", "summary", "score", "node_id", "result_ref")
+        .annotate(ref_size=Subquery(size))
+        .values_list(
+            "pk", "line_no", "tool_call", "summary", "score", "node_id", "result_ref", "ref_size"
+        )
     )
-    names = [_ref_name(r[6]) for r in rows]
-    wanted = sorted({n for n in names if n})
-    refs = Ref.objects.filter(agent=agent)
+    other = {  # result_refs of another form (a bare file name, a server key): looked up by name
+        name
+        for r in rows
+        if r[7] is None and r[6] and not _PLAIN_REF.match(r[6]) and (name := ref_name(r[6])[0])
+    }
     sizes: dict[str, int] = {}
-    if agent.refs_count <= 3 * len(wanted):  # most of the agent's refs: one scan beats IN lists
-        sizes.update(refs.values_list("name", "size"))
-    else:
-        for part in _chunks(wanted):
-            sizes.update(refs.filter(name__in=part).values_list("name", "size"))
+    for part in _chunks(sorted(other)):
+        sizes.update(Ref.objects.filter(agent=agent, name__in=part).values_list("name", "size"))
     return [
-        Call(pk, line, call, summary, score, node, ref, sizes.get(name) if name else None)
-        for (pk, line, call, summary, score, node, ref), name in zip(rows, names, strict=True)
+        Call(
+            pk,
+            line,
+            call,
+            summary,
+            score,
+            node,
+            ref,
+            found if found is not None else _other(ref, sizes),
+        )
+        for pk, line, call, summary, score, node, ref, found in rows
     ]
 
 
-def _ref_name(value: str | None) -> str | None:
-    if value and value == value.strip() and _PLAIN_REF.match(value):
-        return value
-    return ref_name(value)[0]
+def _other(result_ref: str | None, sizes: dict[str, int]) -> int | None:
+    if not sizes or not result_ref or _PLAIN_REF.match(result_ref):
+        return None
+    name = ref_name(result_ref)[0]
+    return sizes.get(name) if name else None
 
 
 def node_facts(agent: Agent, node_ids: set[str]) -> dict[str, dict[str, str]]:

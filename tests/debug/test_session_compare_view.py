@@ -133,11 +133,18 @@ def test_a_moved_call_links_to_its_other_place(tmp_path: Path) -> None:
     write_agent(
         tmp_path, "mover", rows, {"001-t.mmd": canvas("t", [node("001-N1", "t", "done", 0)])}
     )
+    two = tmp_path / "mover" / "offload-two.jsonl"  # session two names its refs bare (spec §3)
+    two.write_text(
+        two.read_text("utf-8").replace('"result_ref": "refs/', '"result_ref": "'), "utf-8"
+    )
     ingest_path(tmp_path)
     query = {"a": "one", "b": "two"}
     data = Client().get("/a/mover/compare/", {**query, "format": "json"}).json()
     moved = {r["index"]: r["partner"] for r in data["rows"] if r["status"] == "moved"}
     assert moved == {0: 3, 3: 0}  # read: a.py, first in one run and last in the other
+    bare = [r["b"] for r in data["rows"] if r["b"]]
+    assert all(not b["result_ref"].startswith("refs/") and b["result_size"] for b in bare)
+    assert all(Client().get(b["ref_url"]).status_code == 200 for b in bare)
     page = BeautifulSoup(Client().get("/a/mover/compare/", query).content, "html.parser")
     link = page.select_one("#pair-0 a.partner")["href"]
     assert link.endswith("&at=3#pair-3") and page.select_one("#pair-3") is not None
