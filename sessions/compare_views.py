@@ -61,9 +61,12 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
             data["nodes"] = None  # a cursor page: the first page has the node table
         return render_page(request, "agent_sessions/compare.html", {**data, **picker})
     this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
+    htmx = getattr(request, "htmx", None)
+    # the pager swaps the list alone: it needs no node table
+    list_only = htmx is not None and bool(htmx) and not htmx.history_restore_request
     extra = {
         "pairs_html": pairs_html(data["rows"], data["nodes"], LABELS, DIFFERS, this),
-        "nodes_html": nodes_html(data["nodes"], HOW, this),
+        "nodes_html": "" if list_only else nodes_html(data["nodes"], HOW, this),
         "this": this,
     }
     return render_page(
