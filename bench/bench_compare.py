@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
+from bench_debug import ms  # noqa: E402
 from bench_ingest import p95, setup_django, timed_gets  # noqa: E402
 from targets import missed as missed_mark  # noqa: E402
 
@@ -31,10 +32,6 @@ BUILD_TARGET_X = 10.0
 PAGE_TARGET_MS = 150.0
 TOOLS = ("read", "exec", "edit", "write", "grep", "web_fetch")
 NODES = 200
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:8.1f} ms"
 
 
 def _run_a(rows: int, files: int, rng: random.Random) -> list[tuple[str, str, float, str]]:
