@@ -7,6 +7,7 @@ from django.urls import include, path
 from canvases import branch_views, compare_views
 from canvases import views as canvas_views
 from memviz.throttle import ThrottledLoginView
+from sessions import compare_views as compare_views_sessions
 from sessions import debug_views, share_views
 from sessions import views as session_views
 
@@ -68,4 +69,9 @@ urlpatterns += [
 # --- branch and resume from any point (issue 25 part 2) ---
 urlpatterns += [
     path("a/<str:agent>/branch/", branch_views.branch, name="agent-branch"),
+]
+
+# --- comparing two sessions of an agent (issue 25) ---
+urlpatterns += [
+    path("a/<str:agent>/compare/", compare_views_sessions.session_compare_page, name="session-compare"),
 ]

@@ -38,6 +38,9 @@ def _urls() -> list[str]:
         urls += [base, f"{base}review/", f"{base}review/?q=x&format=json"]
         for s in AgentSession.objects.filter(agent=agent):
             urls += [f"{base}s/{s.session_id}/", f"{base}review/thread/?kind=session&scope={s.session_id}"]
+        ids = list(AgentSession.objects.filter(agent=agent).values_list("session_id", flat=True))
+        compare = f"{base}compare/?a={ids[0]}&b={ids[-1]}" if ids else f"{base}compare/"
+        urls += [compare, f"{compare}&part=tokens", f"{compare}&show=diff&after=1"]
         urls += [f"{base}refs/{r.name.removeprefix('refs/')}" for r in Ref.objects.filter(agent=agent)[:5]]
         for canvas in Canvas.objects.filter(agent=agent):
             c = f"{base}c/{canvas.filename}/"

@@ -63,7 +63,7 @@ def write_agent(
                 "tool_call": row["tool"],
                 "summary": row.get("summary", f"did {row['tool']}"),
                 "timestamp": stamp(moment),
-                "score": 5,
+                "score": row.get("score", 5),
                 "node_id": row.get("node"),
             }
             ref = row.get("ref", True)
