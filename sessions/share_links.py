@@ -61,6 +61,8 @@ AGENT_PAGES = SESSION_PAGES | {
     "canvas-live",
     "canvas-compare",
     "canvas-offline",
+    "canvas-budget",
+    "session-compare",
     "ref",
 }
 

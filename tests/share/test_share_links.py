@@ -74,6 +74,8 @@ def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:  # typ
         f"{a}/refs/{refs[fx.S2]}",
         f"{a}/c/{fx.FILE}/history/",
         f"{a}/diagnostics/",
+        f"{a}/compare/?a={fx.S1}&b={fx.S2}",
+        f"{a}/c/{fx.FILE}/budget/",
     ):
         response = client.get(path)
         assert response.status_code == 200, path
@@ -84,6 +86,8 @@ def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:  # typ
         f"/a/{fx.OTHER}/",
         f"/a/{fx.OTHER}/c/{fx.FILE}/",
         f"/a/{fx.OTHER}/refs/own.md",
+        f"/a/{fx.OTHER}/compare/",
+        f"{a}/review/",
         "/",
         "/search/?q=make",
         "/sessions/",
