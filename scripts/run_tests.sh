@@ -33,15 +33,20 @@ export MEMVIZ_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/memviz"
 export MEMVIZ_VAR_DIR="$WORK/var"
 mkdir -p artifacts
 
+# Test processes in parallel: most tests wait on servers, browsers and child processes, so more
+# workers than cores keep both cores busy. Each worker has its own var folder and Redis database
+# (memviz/test_workers.py) and its own test database (pytest-django).
+WORKERS="${MEMVIZ_TEST_WORKERS:-4}"
+
 echo "== pytest (SQLite, in-memory channel layer, filesystem Celery broker)"
-$BIN/pytest -q tests
+$BIN/pytest -q -n "$WORKERS" --dist worksteal tests
 
 echo "== pytest (PostgreSQL + Redis: database, channel layer and Celery broker)"
 # The suite's own process runs a live server's threads, workers' beat threads and its tests on
 # one pool: it may wait longer for a pooled connection than the product's 2 s outage answer
 # (the servers the tests start keep that: tests/live/conftest.py server_env).
 DATABASE_URL="$MEMVIZ_TEST_POSTGRES_URL" REDIS_URL="$MEMVIZ_TEST_REDIS_URL" MEMVIZ_DB_POOL_WAIT=30 \
-  $BIN/pytest -q -m "database and not browser" tests
+  $BIN/pytest -q -n "$WORKERS" --dist worksteal -m "database and not browser" tests
 
 echo "== benchmarks (quick mode)"
 scripts/run_benches.sh --quick
