@@ -18,7 +18,9 @@ REPORT=artifacts/bench-report.txt
 : >"$REPORT"
 for bench in bench/bench_*.py; do
   echo "-- $bench"
+  started=$SECONDS
   .venv/bin/python "$bench" "${ARGS[@]}" | tee "$MEMVIZ_VAR_DIR/bench.out"
+  echo "-- $bench took $((SECONDS - started)) s"
   grep "MISSED" "$MEMVIZ_VAR_DIR/bench.out" | sed "s|^|$bench: |" >>"$REPORT" || true
 done
 MISSES=$(wc -l <"$REPORT")
