@@ -1,0 +1,130 @@
+// Facts of one diagram as drawn by mermaid.js and by memviz's renderer, read from each SVG in the
+// page (tests/canvases/test_fidelity.py): nodes (text, shape, colours, bold/italic, group), edges
+// (ends, ends' markers, label, stroke colour), label coverage and direction. Layout is free.
+async (items) => {
+  mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
+  const squash = (s) => (s || "").replace(/\s+/g, "");
+  const box = (el) => { const r = el.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width, h: r.height }; };
+  const inside = (p, b) => Math.abs(p.x - b.x) <= b.w / 2 + 0.5 && Math.abs(p.y - b.y) <= b.h / 2 + 0.5;
+  const overlap = (a, b) => Math.abs(a.x - b.x) < (a.w + b.w) / 2 - 1 && Math.abs(a.y - b.y) < (a.h + b.h) / 2 - 1;
+  const colour = (v) => (!v || v === "none" ? "none" : v.replace(/\s+/g, ""));
+  const end = (m) => (!m || m === "none" ? "none" : /circle/.test(m) ? "circle" : /cross/.test(m) ? "cross" : "arrow");
+  const formatted = (root, bold) => {
+    const out = [];
+    root.querySelectorAll("*").forEach((el) => {
+      if (el.children.length) return;
+      const s = getComputedStyle(el);
+      const on = bold ? parseInt(s.fontWeight, 10) >= 600 : s.fontStyle === "italic";
+      if (on && el.textContent.trim()) out.push(squash(el.textContent));
+    });
+    return out.sort();
+  };
+  function direction(nodes, edges) {
+    const votes = {};
+    for (const e of edges) {
+      const a = nodes[e.s], b = nodes[e.t];
+      if (!a || !b || e.s === e.t || a.group !== b.group) continue;
+      const dx = b.at.x - a.at.x, dy = b.at.y - a.at.y;
+      if (Math.abs(dx) < 1 && Math.abs(dy) < 1) continue;
+      const d = Math.abs(dy) >= Math.abs(dx) ? (dy > 0 ? "TB" : "BT") : (dx > 0 ? "LR" : "RL");
+      const key = a.group || "";
+      votes[key] = votes[key] || {};
+      votes[key][d] = (votes[key][d] || 0) + 1;
+    }
+    const out = {};
+    for (const [g, v] of Object.entries(votes)) out[g] = Object.entries(v).sort((p, q) => q[1] - p[1])[0][0];
+    return out;
+  }
+  function finish(nodes, edges, clusters, labels) {
+    // the innermost cluster holding a node's centre is its group
+    for (const n of Object.values(nodes)) {
+      const holding = clusters.filter((c) => inside(n.at, c.box)).sort((p, q) => p.box.w * p.box.h - q.box.w * q.box.h);
+      n.group = holding.length ? holding[0].id : null;
+    }
+    const covered = [];
+    for (const l of labels) for (const n of Object.values(nodes)) if (overlap(l.box, n.box)) { covered.push(l.text); break; }
+    const dirs = direction(nodes, edges);
+    for (const n of Object.values(nodes)) { delete n.at; delete n.box; }
+    return { nodes, edges, clusters: clusters.map((c) => c.id).sort(), covered: covered.sort(), direction: dirs };
+  }
+
+  async function viaMermaid(text, k, host) {
+    const diagram = await mermaid.mermaidAPI.getDiagramFromText(text);
+    const data = diagram.db.getData();
+    const { svg } = await mermaid.render("fm" + k, text);
+    host.innerHTML = svg;
+    const root = host.querySelector("svg");
+    const prefix = root.id + "-flowchart-";
+    const shapes = new Map(data.nodes.map((n) => [n.id, n.shape]));
+    const nodes = {};
+    for (const g of root.querySelectorAll("g.node")) {
+      const id = g.id.slice(prefix.length).replace(/-\d+$/, "");
+      const shape = [...g.querySelectorAll("rect,path,polygon,circle,ellipse")].find((el) => !el.closest(".label")) || g;
+      const s = getComputedStyle(shape);
+      const label = g.querySelector(".label") || g;
+      nodes[id] = { text: squash(label.textContent), shape: shapes.get(id) || "?", fill: colour(s.fill), stroke: colour(s.stroke),
+        bold: formatted(label, true), italic: formatted(label, false), at: box(g), box: box(shape) };
+    }
+    const ends = new Map(data.edges.map((e) => [e.id, e]));
+    const edges = [];
+    for (const p of root.querySelectorAll("path.flowchart-link")) {
+      const e = ends.get(p.dataset.id);
+      const s = getComputedStyle(p);
+      if (!e || /invisible/.test(p.getAttribute("class")) || s.strokeWidth === "0px" || s.stroke === "none") continue;
+      const lab = root.querySelector(`g.edgeLabel g.label[data-id="${CSS.escape(p.dataset.id)}"]`);
+      edges.push({ s: e.start, t: e.end, label: squash(lab && lab.textContent), stroke: colour(s.stroke),
+        ends: [end(p.getAttribute("marker-start")), end(p.getAttribute("marker-end"))] });
+    }
+    const clusters = [...root.querySelectorAll("g.cluster")].map((c) => ({ id: c.id.replace(new RegExp("^" + root.id + "-"), ""), box: box(c.querySelector("rect") || c) }));
+    const labels = [...root.querySelectorAll("g.edgeLabel")].filter((l) => l.textContent.trim()).map((l) => ({ text: squash(l.textContent), box: box(l.querySelector(".labelBkg") || l) }));
+    const facts = finish(nodes, edges, clusters, labels);
+    facts.title = [diagram.db.getAccTitle(), diagram.db.getAccDescription()];
+    return facts;
+  }
+
+  function viaMemviz(scene, k, host) {
+    const sc = memvizDraw.normalize(scene);
+    const drawn = memvizDraw.draw(sc, { collapsed: new Set(), title: "canvas", idPrefix: "fv" + k });
+    host.innerHTML = drawn.svg;
+    const root = host.querySelector("svg");
+    for (const g of root.querySelectorAll("g.node[data-memviz-id]")) g.insertAdjacentHTML("beforeend", drawn.model.labels.get(g.dataset.memvizId));
+    memvizDraw.applyCss(root);
+    const nodes = {};
+    for (const g of root.querySelectorAll("g.node[data-memviz-id]")) {
+      const shape = g.querySelector(".shape");
+      const s = getComputedStyle(shape);
+      const label = g.querySelector(".label");
+      nodes[g.dataset.memvizId] = { text: squash(label.textContent), shape: g.dataset.shape || (sc.nodes.find((n) => n.id === g.dataset.memvizId) || {}).shape, fill: colour(s.fill), stroke: colour(s.stroke),
+        bold: formatted(label, true), italic: formatted(label, false), at: box(g), box: box(shape) };
+    }
+    const edges = [];
+    const seen = new Set();
+    for (const p of root.querySelectorAll("path.edge")) {
+      const k2 = +p.dataset.edge;
+      if (seen.has(k2)) continue; // a dotted edge is drawn in pieces
+      seen.add(k2);
+      const e = sc.edges[k2];
+      const s = getComputedStyle(p);
+      const last = [...root.querySelectorAll(`path.edge[data-edge="${k2}"]`)].pop();
+      edges.push({ s: e.s, t: e.t, label: squash(e.label), stroke: colour(s.stroke),
+        ends: [end(p.getAttribute("marker-start")), end(last.getAttribute("marker-end"))] });
+    }
+    const clusters = [...root.querySelectorAll("g.cluster[data-group]")].map((c) => ({ id: c.dataset.group, box: box(c.querySelector("rect")) }));
+    const labels = [...root.querySelectorAll("g.edge-label")].map((l) => ({ text: squash(l.textContent), box: box(l.querySelector("rect")) }));
+    const facts = finish(nodes, edges, clusters, labels);
+    const desc = root.querySelector("desc");
+    facts.title = [root.querySelector("title").textContent, desc ? desc.textContent : ""];
+    return facts;
+  }
+
+  const out = [];
+  const host = document.getElementById("drawing");
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k];
+    let m, v;
+    try { m = await viaMermaid(item.text, k, host); } catch (error) { m = { error: String(error && error.message || error).slice(0, 200) }; }
+    try { v = viaMemviz(item.scene, k, host); } catch (error) { v = { error: String(error && error.stack || error).slice(0, 400) }; }
+    out.push({ mermaid: m, memviz: v });
+  }
+  return out;
+}
