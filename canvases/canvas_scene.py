@@ -191,6 +191,20 @@ def safe_groups(doc: Canvas) -> tuple[list[Any], dict[str, str | None], dict[str
     return kept, shown_as, names
 
 
+def _directions(doc: Canvas) -> dict[str, str]:
+    """subgraph id -> the `direction` written inside it (the innermost subgraph holding the line)."""
+    found: dict[str, str] = {}
+    for statement in doc.statements:
+        if statement.kind != "direction":
+            continue
+        words = _statement_text(doc, statement).split()
+        holding = [s for s in doc.subgraphs if s.line_start < statement.line < s.line_end]
+        if len(words) == 2 and holding:
+            inner = min(holding, key=lambda s: s.line_end - s.line_start)
+            found[inner.id] = "TB" if words[1].upper() == "TD" else words[1].upper()
+    return found
+
+
 def scene_of(doc: Canvas) -> dict[str, Any]:
     class_defs, classes, styles, link_styles = _styles(doc)
     kept, shown_as, names = safe_groups(doc)
@@ -224,10 +238,14 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
             item["group"] = group
         nodes.append(item)
     groups = []
+    directions = _directions(doc)
     for sub, parent in kept:
         css = _inline_style(sub.id, class_defs, classes, styles, node=False)
         group_id = names.get(sub.id, sub.id)
-        groups.append({"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css})
+        group = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
+        if sub.id in directions:
+            group["dir"] = directions[sub.id]
+        groups.append(group)
     groups += auto_groups(nodes, groups)
     edges = []
     for index, edge in enumerate(doc.edges):

@@ -73,6 +73,12 @@
       case "asymmetric": w += h / 2; break;
       case "parallelogram": case "parallelogram_alt": case "trapezoid": case "trapezoid_alt": w += h; break;
       case "cylinder": h += 2 * (w / 2 / (2.5 + w / 50)); break;
+      case "document": h += h / 8; break;
+      case "triangle": case "flipped_triangle": w = Math.max(w, h) * 1.6; h = w * 0.75; break;
+      case "small_circle": case "filled_circle": case "framed_circle": w = h = 16; break;
+      case "fork": w = 70; h = 10; break;
+      case "hourglass": w = h = 30; break;
+      case "delay": w += h / 2; break;
       default: break;
     }
     return { w, h };
@@ -97,18 +103,65 @@
         const rx = w / 2, ry = rx / (2.5 + w / 50);
         return `<path class="shape" d="M${x},${y + ry}a${rx},${ry} 0 0,0 ${w},0a${rx},${ry} 0 0,0 ${-w},0l0,${h - 2 * ry}a${rx},${ry} 0 0,0 ${w},0l0,${-(h - 2 * ry)}"`;
       }
+      case "text": return `<rect class="shape shape-text" x="${x}" y="${y}" width="${w}" height="${h}"`;
+      case "document": { const wave = h / 8; return `<path class="shape" d="M${x},${y}H${-x}V${-y - wave}C${-x / 2},${-y - 2 * wave} ${x / 2},${-y + wave} ${x},${-y - wave}Z"`; }
+      case "triangle": return poly([[0, y], [-x, -y], [x, -y]]);
+      case "flipped_triangle": return poly([[x, y], [-x, y], [0, -y]]);
+      case "small_circle": return `<circle class="shape" r="${w / 2}"`;
+      case "filled_circle": return `<circle class="shape shape-filled" r="${w / 2}"`;
+      case "framed_circle": return `<circle class="shape outer" r="${w / 2}"/><circle class="shape shape-filled" r="${w / 2 - 4}"`;
+      case "fork": return `<rect class="shape shape-filled" x="${x}" y="${y}" width="${w}" height="${h}"`;
+      case "hourglass": return poly([[x, y], [-x, y], [x, -y], [-x, -y]]);
+      case "notched_rect": return poly([[x + 12, y], [-x, y], [-x, -y], [x, -y], [x, y + 12]]);
+      case "lined_rect": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${x + 8},${y}V${-y}"`;
+      case "stacked_rect": return `<path class="shape-line" d="M${x + 5},${y - 5}H${-x + 5}V${-y - 5}"/><rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"`;
+      case "delay": { const r = h / 2; return `<path class="shape" d="M${x},${y}H${-x - r}A${r},${r} 0 0,1 ${-x - r},${-y}H${x}Z"`; }
       default: return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"`;
     }
   }
+  // the shapes drawn above; any other name is drawn (and reported, data-shape) as a rectangle
+  const SHAPES = new Set(["rect", "round", "stadium", "circle", "double_circle", "rhombus", "hexagon", "asymmetric",
+    "parallelogram", "parallelogram_alt", "trapezoid", "trapezoid_alt", "subroutine", "cylinder", "text", "document",
+    "triangle", "flipped_triangle", "small_circle", "filled_circle", "framed_circle", "fork", "hourglass",
+    "notched_rect", "lined_rect", "stacked_rect", "delay"]);
+  // shapes mermaid draws without their label inside (a dot, a bar): the label is not shown
+  const NO_LABEL = new Set(["small_circle", "filled_circle", "framed_circle", "fork"]);
 
   const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   const textColour = (css) => { const m = /(?:^|;)color:([^;]+)/.exec(css || ""); return m ? `fill:${m[1]}` : ""; };
   const shapeCss = (css) => (css || "").split(";").filter((d) => d && !d.startsWith("color:")).join(";");
 
-  function labelSvg(lines, cls) {
+  // Bold/italic runs of the author's label (canvases/scene_labels.py): each wrapped line is found
+  // in the line it came from and drawn as tspans of its runs' styles.
+  const RUN_STYLE = { b: "font-weight:bold", i: "font-style:italic", bi: "font-weight:bold;font-style:italic" };
+  function styledLines(wrapped, rich) {
+    if (!rich) return null;
+    const flat = rich.map((runs) => { const flags = []; let text = ""; for (const [t, f] of runs) { text += t; for (let i = 0; i < t.length; i++) flags.push(f); } return { text, flags }; });
+    let li = 0, at = 0;
+    return wrapped.map((piece) => {
+      const want = piece.trim();
+      let found = -1;
+      while (li < flat.length && (found = flat[li].text.indexOf(want, at)) < 0) { li++; at = 0; }
+      if (found < 0) return null;
+      const { flags } = flat[li];
+      const runs = [];
+      for (let i = 0; i < want.length; i++) {
+        const f = flags[found + i] || "";
+        if (runs.length && runs[runs.length - 1][1] === f) runs[runs.length - 1][0] += want[i]; else runs.push([want[i], f]);
+      }
+      at = found + want.length;
+      return runs;
+    });
+  }
+  function labelSvg(lines, cls, rich) {
     const top = -(lines.length * LINE_H) / 2 + LINE_H / 2;
+    const styled = styledLines(lines, rich);
     let s = `<text class="${cls}" text-anchor="middle" dominant-baseline="central">`;
-    lines.forEach((l, i) => { s += `<tspan x="0" y="${(top + i * LINE_H).toFixed(1)}">${esc(l)}</tspan>`; });
+    lines.forEach((l, i) => {
+      const runs = styled && styled[i];
+      const body = runs ? runs.map(([t, f]) => (f ? `<tspan data-css="${RUN_STYLE[f]}">${esc(t)}</tspan>` : esc(t))).join("") : esc(l);
+      s += `<tspan x="0" y="${(top + i * LINE_H).toFixed(1)}">${body}</tspan>`;
+    });
     return s + "</text>";
   }
 
@@ -203,6 +256,31 @@
     return { key, detail };
   }
 
+  // group id -> the ids (nodes and groups) inside it, at any depth
+  function nodeIdsInside(scene, groups) {
+    const inside = new Map([...groups.keys()].map((id) => [id, new Set()]));
+    const up = (gid, id) => { for (let g = gid, guard = 0; g && inside.has(g) && guard < 100; g = groups.get(g).parent, guard++) inside.get(g).add(id); };
+    for (const n of scene.nodes) if (n.group) up(n.group, n.id);
+    for (const g of groups.values()) if (g.parent) up(g.parent, g.id);
+    return inside;
+  }
+  // mermaid's rule: a group no edge crosses is laid out on its own, in its `direction` or else
+  // across its parent's (TB inside LR, LR inside TB); a group an edge crosses follows its parent.
+  function directions(scene, groups, blocks, inside) {
+    const crossed = new Set();
+    for (const e of scene.edges) {
+      for (const [gid, ids] of inside) if (ids.has(e.s) !== ids.has(e.t) && e.s !== gid && e.t !== gid) crossed.add(gid);
+    }
+    const dirOf = new Map([[null, normalDir(scene.direction)]]);
+    for (const g of groups.values()) {
+      const parent = dirOf.get(g.parent && dirOf.has(g.parent) ? g.parent : null);
+      const dir = crossed.has(g.id) || g.auto ? parent : g.dir ? normalDir(g.dir) : parent === "TB" ? "LR" : "TB";
+      dirOf.set(g.id, dir);
+      if (blocks.has(g.id)) blocks.get(g.id).dir = dir;
+    }
+  }
+  const normalDir = (d) => { const u = (d || "TB").toUpperCase(); return u === "TD" ? "TB" : u; };
+
   function build(scene, collapsed) {
     // canvases/canvas_scene.py sends unique ids and a shallow tree; whatever a scene holds, a
     // group id taken twice or by a node is ignored, and a parent must come earlier in the
@@ -256,6 +334,7 @@
       leaves.set(n.id, leaf);
       blockOf(n.group).children.push(leaf);
     }
+    directions(scene, groups, blocks, nodeIdsInside(scene, groups));
     for (const [kind, g] of order) {
       const parent = blockOf(parentOfGroup(g.id));
       const child = kind === "block" ? blocks.get(g.id) : leaves.get(g.id);
@@ -359,7 +438,7 @@
         const mid = pts[Math.floor(pts.length / 2)];
         const cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
         const cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
-        const m = measure([e.label]);
+        const m = measure(e.label.split("\n"));
         labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
       }
     });
@@ -374,11 +453,13 @@
       const cls = n ? n.cls.join(" ") : `mvz_${leaf.key}`;
       const css = n ? n.css : "";
       const name = n ? `${n.id}: ${n.lines.join(", ")}` : `group ${leaf.group.title || leaf.id}, collapsed, ${leaf.lines[1]}`;
-      const shape = shapeSvg(leaf.shape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
+      const drawnShape = SHAPES.has(leaf.shape) ? leaf.shape : "rect";
+      const shape = shapeSvg(drawnShape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
       const textCss = textColour(css);
       const summary = leaf.summary ? ` data-group="${esc(id)}"` : "";
-      nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
-      model.labels.set(id, labelSvg(leaf.lines, "label").replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
+      nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} data-shape="${drawnShape}" transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
+      const shown = NO_LABEL.has(drawnShape) ? [] : leaf.lines;
+      model.labels.set(id, labelSvg(shown, "label", n && n.rich).replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
     }
     parts.push(`<g class="nodes">${nodeParts.join("")}</g>`);
     const title = esc(options.title || "canvas");

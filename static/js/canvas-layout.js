@@ -207,8 +207,7 @@
   // where a and b are ids of leaves or groups. Returns {boxes: Map(id -> {x, y, w, h}) (centres),
   // routes: Map(edgeIndex -> points), width, height}.
   function layout(tree, edges, direction) {
-    const dir = (direction || "TD").toUpperCase();
-    const horizontal = dir === "LR" || dir === "RL";
+    const rootDir = (direction || "TD").toUpperCase(); // a group's own is its `dir`
     // Each id once, parents before children: a tree whose ids repeat (a node named like its
     // group, a group inside itself) would make the walks below loop or recurse without end.
     const parentOf = new Map([[tree.id, null]]);
@@ -248,6 +247,8 @@
     const size = new Map();
     const run = (g, isRoot) => {
       for (const c of g.children) if (c.children) run(c, false);
+      const dir = ((isRoot ? rootDir : g.dir) || rootDir).toUpperCase();
+      const horizontal = dir === "LR" || dir === "RL";
       const kids = g.children.map((c) => {
         const s = c.children ? size.get(c.id) : { w: c.w, h: c.h };
         return horizontal ? { w: s.h, h: s.w } : s;
