@@ -354,15 +354,27 @@
     scene.edges.forEach((e, k) => {
       if (e.kind === "invisible") return;
       const a = endpointOf(e.s), b = endpointOf(e.t);
-      if (!a || !b || a === b) return;
+      if (!a || !b) return;
       const merged = a !== e.s || b !== e.t;
+      if (a === b && merged) return; // a self-loop is drawn, an edge inside a collapsed group not
       const key = a + "\u0000" + b;
       if (merged && seen.has(key)) return;
       seen.add(key);
       edges.push({ a, b, e: merged ? { kind: "arrow" } : e, k });
     });
-    return { root, leaves, blocks, edges };
+    // the block a leaf or a group box sits in
+    const containerOf = (id) => {
+      const leaf = leaves.get(id);
+      if (leaf && leaf.node) return blockOf(leaf.node.group);
+      return blockOf(parentOfGroup(id));
+    };
+    const chain = (block) => { const out = []; for (let b = block, guard = 0; b && guard < 100; b = b.group ? blockOf(parentOfGroup(b.id)) : null, guard++) { out.push(b); if (!b.group) break; } return out; };
+    const commonBlock = (a, b) => { const up = new Set(chain(containerOf(a))); return chain(containerOf(b)).find((x) => up.has(x)) || root; };
+    return { root, leaves, blocks, edges, commonBlock };
   }
+
+  // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
+  const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y; return [[x, y - 10], [x + 30, y - 22], [x + 30, y + 22], [x, y + 10]]; };
 
   function sortByPosition(model) {
     const pos = (id) => model.boxes.get(id);
@@ -375,7 +387,7 @@
   function draw(scene, options) {
     const collapsed = options.collapsed || new Set();
     const idPrefix = options.idPrefix || "mc";
-    const { root, leaves, blocks, edges } = build(scene, collapsed);
+    const { root, leaves, blocks, edges, commonBlock } = build(scene, collapsed);
     for (const leaf of leaves.values()) {
       const m = measure(leaf.lines);
       leaf.lines = m.lines;
@@ -383,7 +395,20 @@
       leaf.w = s.w; leaf.h = s.h;
     }
     for (const b of blocks.values()) if (b.group) b.titleW = textWidth(b.group.title || b.group.id);
-    const placed = memvizLayout.layout(root, edges, scene.direction);
+    // An edge label is a box of its own in the layout, on the edge's way between its ends (as
+    // dagre does for mermaid): the layout gives it room, so no node is drawn over it.
+    const layoutEdges = edges.map(({ a, b }) => ({ a, b }));
+    const labelBox = new Map(); // edge index -> {id, second: index of the edge's second half}
+    edges.forEach(({ a, b, e }, i) => {
+      if (!e.label || a === b || !leaves.has(a) || !leaves.has(b)) return;
+      const m = measure(e.label.split("\n"));
+      const id = "\u0001label" + i;
+      commonBlock(a, b).children.push({ id, w: m.tw + 8, h: m.th, labelOf: i });
+      layoutEdges[i] = { a, b: id };
+      labelBox.set(i, { id, second: layoutEdges.length });
+      layoutEdges.push({ a: id, b });
+    });
+    const placed = memvizLayout.layout(root, layoutEdges, scene.direction);
     const boxes = placed.boxes;
     const model = { leaves, blocks, edges, boxes, width: placed.width, height: placed.height, scene };
     sortByPosition(model);
@@ -415,7 +440,9 @@
     edges.forEach(({ a, b, e, k }, index) => {
       const ba = boxes.get(a), bb = boxes.get(b);
       if (!ba || !bb) return;
-      const route = placed.routes.get(index) || [];
+      const through = labelBox.get(index);
+      const at = through && boxes.get(through.id);
+      const route = a === b ? selfLoop(ba) : at ? [...(placed.routes.get(index) || []), [at.x, at.y], ...(placed.routes.get(through.second) || [])] : placed.routes.get(index) || [];
       const first = route.length ? route[0] : [bb.x, bb.y];
       const last = route.length ? route[route.length - 1] : [ba.x, ba.y];
       const la = leaves.get(a), lb = leaves.get(b);
@@ -436,8 +463,9 @@
         const p0 = ga && boxes.get(ga) ? clip(boxes.get(ga), pts[1] || pts[0]) : pts[0];
         const p1 = gb && boxes.get(gb) ? clip(boxes.get(gb), pts[pts.length - 2] || pts[0]) : pts[pts.length - 1];
         const mid = pts[Math.floor(pts.length / 2)];
-        const cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
-        const cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
+        let cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
+        let cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
+        if (at) { cx = at.x; cy = at.y; }
         const m = measure(e.label.split("\n"));
         labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
       }
