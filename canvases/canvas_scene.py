@@ -34,6 +34,7 @@ CSS_FUNCTION = re.compile(r"([a-z-]*)\(")
 COLOUR_FUNCTIONS = {"rgb", "rgba", "hsl", "hsla"}
 CLASS_SUFFIX = re.compile(r":::([\w-]+)")
 HHMM = re.compile(r"T(\d\d:\d\d)")
+BOTH_ENDS = {"o": "circle_both", "x": "cross_both"}
 
 
 def safe_css(declarations: str) -> str:
@@ -249,7 +250,10 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
     groups += auto_groups(nodes, groups)
     edges = []
     for index, edge in enumerate(doc.edges):
-        item = {"s": edge.source, "t": edge.target, "kind": edge.kind}
+        kind = edge.kind
+        if kind == "bidirectional" and edge.arrow[:1] in BOTH_ENDS:  # o--o, x--x
+            kind = BOTH_ENDS[edge.arrow[0]]
+        item = {"s": edge.source, "t": edge.target, "kind": kind}
         if edge.label:
             # mermaid breaks an edge label at <br/> too; the lines travel joined by \n
             item["label"] = "\n".join(rich_lines(edge.label, "")[0]).strip()
@@ -257,7 +261,9 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         if css:
             item["css"] = css
         edges.append(item)
+    accessible = {"accTitle": doc.acc_title, "accDescr": doc.acc_descr}
     return {
+        **{key: value for key, value in accessible.items() if value},
         "direction": (doc.direction or "TD").upper(),
         "nodes": nodes,
         "edges": edges,

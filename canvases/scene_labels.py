@@ -17,6 +17,8 @@ FORMAT_TAG = re.compile(
     r"<(/?)(b|strong|i|em|u|s|del|ins|code|span|small|sup|sub|mark)(?:\s[^<>]*)?>", re.I
 )
 BOLD_TAGS, ITALIC_TAGS = {"b", "strong"}, {"i", "em"}
+# `fa:fa-car`: mermaid puts a Font Awesome <i> there, blank without the site's icon font
+ICON = re.compile(r"(?<![\w-])fa[bsrld]?:fa-[\w-]+[ \t]?")
 MARKDOWN = re.compile(r"\*\*(.+?)\*\*|__(.+?)__|\*(.+?)\*|(?<![\w])_(.+?)_(?![\w])")
 
 
@@ -68,6 +70,7 @@ def rich_lines(raw: str, fallback: str) -> tuple[list[str], list[list[Run]] | No
         runs = [_markdown_runs(decode_label(line)) for line in lines if line]
     else:
         runs = [_html_runs(segment) for segment in split_segments(raw)]
+    runs = [[[ICON.sub("", r[0]), r[1]] for r in line] for line in runs]
     runs = [[r for r in line if r[0]] for line in runs]
     plain = ["".join(r[0] for r in line) for line in runs]
     if not any(plain):

@@ -236,7 +236,7 @@
   const MARKERS = {
     arrow: [null, "arrow"], dotted: [null, "arrow"], thick: [null, "arrow"], open: [null, null],
     dotted_open: [null, null], thick_open: [null, null], circle: [null, "circle"], cross: [null, "cross"],
-    bidirectional: ["arrow", "arrow"], invisible: [null, null],
+    bidirectional: ["arrow", "arrow"], circle_both: ["circle", "circle"], cross_both: ["cross", "cross"], invisible: [null, null],
   };
   function markerDefs(id) {
     return `<defs>
@@ -244,6 +244,8 @@
 <marker id="${id}-arrow-start" viewBox="0 0 10 10" refX="1" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M10,0L0,5L10,10z"/></marker>
 <marker id="${id}-circle-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><circle class="marker" cx="5" cy="5" r="4.5"/></marker>
 <marker id="${id}-cross-end" viewBox="0 0 11 11" refX="10" refY="5.5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><path class="marker cross" d="M1,1L10,10M10,1L1,10"/></marker>
+<marker id="${id}-circle-start" viewBox="0 0 10 10" refX="1" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><circle class="marker" cx="5" cy="5" r="4.5"/></marker>
+<marker id="${id}-cross-start" viewBox="0 0 11 11" refX="1" refY="5.5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><path class="marker cross" d="M1,1L10,10M10,1L1,10"/></marker>
 </defs>`;
   }
 
@@ -490,9 +492,9 @@
       model.labels.set(id, labelSvg(shown, "label", n && n.rich).replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
     }
     parts.push(`<g class="nodes">${nodeParts.join("")}</g>`);
-    const title = esc(options.title || "canvas");
+    const title = esc(scene.accTitle || options.title || "canvas"); // the author's accTitle first
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" class="mc" id="${idPrefix}" role="group" aria-roledescription="canvas" aria-labelledby="${idPrefix}-title" width="100%" height="100%">` +
-      `<title id="${idPrefix}-title">${title}</title>${markerDefs(idPrefix)}<g class="mc-content">${parts.join("")}</g></svg>`;
+      `<title id="${idPrefix}-title">${title}</title>${scene.accDescr ? `<desc>${esc(scene.accDescr)}</desc>` : ""}${markerDefs(idPrefix)}<g class="mc-content">${parts.join("")}</g></svg>`;
     return { svg, model };
   }
 

@@ -50,10 +50,19 @@ def test_agent_styles_are_kept_only_as_safe_drawing_properties() -> None:
         "  linkStyle 0 stroke:#0a0,stroke-width:3px"
     )
     a, b = canvas_scene(text)["nodes"]
-    # the status class wins over the agent's colours on a node (as in mermaid), a style line stays
-    assert a["css"] == "font-weight:bold;stroke:#00f"
-    assert b["css"] == "font-weight:bold"
+    # the author's colours win over memviz's status colours (issue 21: mermaid's picture); a
+    # style line comes last, so it wins over the classDef
+    assert a["css"] == "fill:#f00;font-weight:bold;stroke:#00f"
+    assert b["css"] == "fill:#f00;font-weight:bold"
     assert canvas_scene(text)["edges"][0]["css"] == "stroke:#0a0;stroke-width:3px"
+    styled = canvas_scene(
+        text + "\n  classDef default fill:#eee\n  linkStyle default stroke:#999\n  B --> A"
+    )
+    assert [n["css"] for n in styled["nodes"]] == [
+        "fill:#eee;fill:#f00;font-weight:bold;stroke:#00f",
+        "fill:#eee;fill:#f00;font-weight:bold",
+    ]
+    assert [e["css"] for e in styled["edges"]] == ["stroke:#999;stroke:#0a0;stroke-width:3px", "stroke:#999"]
 
 
 def test_crowded_blocks_become_groups_in_writing_order_and_small_ones_do_not() -> None:
