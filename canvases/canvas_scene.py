@@ -62,7 +62,7 @@ def _styles(doc: Canvas) -> tuple[dict[str, str], dict[str, list[str]], dict[str
     class_defs: dict[str, str] = {}
     classes: dict[str, list[str]] = {}
     styles: dict[str, str] = {}
-    link_styles: dict[int, str] = {}
+    link_styles: dict[int | str, str] = {}
     for statement in doc.statements:
         kind = statement.kind
         if kind == "classDef":
@@ -238,15 +238,15 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         if (group := drawn(node.subgraph)) is not None:
             item["group"] = group
         nodes.append(item)
-    groups = []
+    groups: list[dict[str, Any]] = []
     directions = _directions(doc)
     for sub, parent in kept:
         css = _inline_style(sub.id, class_defs, classes, styles, node=False)
         group_id = names.get(sub.id, sub.id)
-        group = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
+        entry: dict[str, Any] = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
         if sub.id in directions:
-            group["dir"] = directions[sub.id]
-        groups.append(group)
+            entry["dir"] = directions[sub.id]
+        groups.append(entry)
     groups += auto_groups(nodes, groups)
     edges = []
     for index, edge in enumerate(doc.edges):

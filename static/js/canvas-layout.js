@@ -120,7 +120,9 @@
     const rankH = layers.map((l) => l.reduce((m, v) => Math.max(m, nodes[v].h), 0));
     const rankY = [];
     let y = 0;
-    for (let r = 0; r <= maxRank; r++) { rankY.push(y + rankH[r] / 2); y += rankH[r] + RANK_SEP; }
+    // a rank of edge labels only sits half a gap from its neighbours, as in dagre (mermaid)
+    const labelRank = layers.map((l) => l.some((v) => v < n && items[v].label) && l.every((v) => v >= n || items[v].label));
+    for (let r = 0; r <= maxRank; r++) { rankY.push(y + rankH[r] / 2); y += rankH[r] + (labelRank[r] || labelRank[r + 1] ? RANK_SEP / 2 : RANK_SEP); }
     const x = new Float64Array(nodes.length);
     for (const layer of layers) {
       let cursor = 0;
@@ -251,7 +253,9 @@
       const horizontal = dir === "LR" || dir === "RL";
       const kids = g.children.map((c) => {
         const s = c.children ? size.get(c.id) : { w: c.w, h: c.h };
-        return horizontal ? { w: s.h, h: s.w } : s;
+        const item = horizontal ? { w: s.h, h: s.w } : { w: s.w, h: s.h };
+        if (c.labelOf !== undefined) item.label = true;
+        return item;
       });
       const index = new Map(g.children.map((c, i) => [c.id, i]));
       const list = byBlock.get(g) || [];

@@ -22,7 +22,9 @@ from tests.conftest import MERMAID_JS
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fixtures" / "fidelity"
 FACTS_JS = Path(__file__).with_name("fidelity_facts.js")
-SCRIPTS = [MERMAID_JS, REPO / "static" / "js" / "canvas-layout.js", REPO / "static" / "js" / "canvas-draw.js"]
+SCRIPTS = [MERMAID_JS] + [
+    REPO / "static" / "js" / name for name in ("canvas-layout.js", "canvas-shapes.js", "canvas-draw.js")
+]
 # Diagrams agreeing on every fact; the test fails if a change draws fewer of them alike.
 AGREEING_AT_LEAST = 45
 
