@@ -99,13 +99,16 @@ def _inline_style(ids: str, class_defs: dict, classes: dict, styles: dict, *, no
 
     The author's colours win over memviz's status colours (a stylesheet): a node the author
     coloured is drawn as mermaid.js draws the file, and the status colours fill in where the
-    author set none. ``classDef default`` applies to every node, under its own classes; mermaid
-    lets the classDef written last win between two classes of one node, and ``style`` over both.
+    author set none. ``classDef default`` applies to every node, under its own classes; between
+    two classes of one node the one given last wins (mermaid writes them inline in that order),
+    and a ``style`` line wins over both.
     """
     css = [class_defs["default"]] if node and "default" in class_defs else []
-    own = set(classes.get(ids, []))
-    css += [c for name, c in class_defs.items() if name in own and name != "default"
-            and not name.startswith(STATUS_CLASS_PREFIX)]
+    css += [
+        class_defs[name]
+        for name in classes.get(ids, [])
+        if name in class_defs and name != "default" and not name.startswith(STATUS_CLASS_PREFIX)
+    ]
     if ids in styles:
         css.append(styles[ids])
     return ";".join(c for c in css if c)

@@ -35,6 +35,20 @@ async (items) => {
     for (const [g, v] of Object.entries(votes)) out[g] = Object.entries(v).sort((p, q) => q[1] - p[1])[0][0];
     return out;
   }
+  // 1 when the drawn path runs through a node that is not one of its ends (its box shrunk by 3 px)
+  function crossed(path, nodes, s, t) {
+    const length = path.getTotalLength();
+    const m = path.getScreenCTM();
+    for (const [id, n] of Object.entries(nodes)) {
+      if (id === s || id === t) continue;
+      for (let at = 0; at <= length; at += 4) {
+        const q = path.getPointAtLength(at).matrixTransform(m);
+        if (Math.abs(q.x - n.box.x) < n.box.w / 2 - 3 && Math.abs(q.y - n.box.y) < n.box.h / 2 - 3) return 1;
+      }
+    }
+    return 0;
+  }
+  const paints = (cluster, rect) => { const s = getComputedStyle(rect); cluster.fill = colour(s.fill); cluster.stroke = colour(s.stroke); return cluster; };
   function finish(nodes, edges, clusters, labels) {
     // the innermost cluster holding a node's centre is its group
     for (const n of Object.values(nodes)) {
@@ -45,7 +59,8 @@ async (items) => {
     for (const l of labels) for (const n of Object.values(nodes)) if (overlap(l.box, n.box)) { covered.push(l.text); break; }
     const dirs = direction(nodes, edges);
     for (const n of Object.values(nodes)) { delete n.at; delete n.box; }
-    return { nodes, edges, clusters: clusters.map((c) => c.id).sort(), covered: covered.sort(), direction: dirs };
+    const paint = Object.fromEntries(clusters.map((c) => [c.id, [c.fill, c.stroke]]));
+    return { nodes, edges, clusters: clusters.map((c) => c.id).sort(), paint, covered: covered.sort(), direction: dirs };
   }
 
   async function viaMermaid(text, k, host) {
@@ -62,22 +77,26 @@ async (items) => {
       const shape = [...g.querySelectorAll("rect,path,polygon,circle,ellipse")].find((el) => !el.closest(".label")) || g;
       const s = getComputedStyle(shape);
       const label = g.querySelector(".label") || g;
-      nodes[id] = { text: squash(label.textContent), shape: shapes.get(id) || "?", fill: colour(s.fill), stroke: colour(s.stroke),
+      const words = label.querySelector(".nodeLabel") || label;
+      nodes[id] = { text: squash(label.textContent), shape: shapes.get(id) || "?", fill: colour(s.fill), stroke: colour(s.stroke), ink: colour(getComputedStyle(words).color),
         bold: formatted(label, true), italic: formatted(label, false), at: box(g), box: box(shape) };
     }
     const ends = new Map(data.edges.map((e) => [e.id, e]));
     const edges = [];
+    let crossings = 0;
     for (const p of root.querySelectorAll("path.flowchart-link")) {
       const e = ends.get(p.dataset.id);
       const s = getComputedStyle(p);
       if (!e || /invisible/.test(p.getAttribute("class")) || s.strokeWidth === "0px" || s.stroke === "none") continue;
       const lab = root.querySelector(`g.edgeLabel g.label[data-id="${CSS.escape(p.dataset.id)}"]`);
+      crossings += crossed(p, nodes, e.start, e.end);
       edges.push({ s: e.start, t: e.end, label: squash(lab && lab.textContent), stroke: colour(s.stroke),
         ends: [end(p.getAttribute("marker-start")), end(p.getAttribute("marker-end"))] });
     }
-    const clusters = [...root.querySelectorAll("g.cluster")].map((c) => ({ id: c.id.replace(new RegExp("^" + root.id + "-"), ""), box: box(c.querySelector("rect") || c) }));
+    const clusters = [...root.querySelectorAll("g.cluster")].map((c) => paints({ id: squash((c.querySelector(".cluster-label") || c).textContent), box: box(c.querySelector("rect") || c) }, c.querySelector("rect")));
     const labels = [...root.querySelectorAll("g.edgeLabel")].filter((l) => l.textContent.trim()).map((l) => ({ text: squash(l.textContent), box: box(l.querySelector(".labelBkg") || l) }));
     const facts = finish(nodes, edges, clusters, labels);
+    facts.crossings = crossings;
     facts.title = [diagram.db.getAccTitle(), diagram.db.getAccDescription()];
     return facts;
   }
@@ -94,24 +113,29 @@ async (items) => {
       const shape = g.querySelector(".shape");
       const s = getComputedStyle(shape);
       const label = g.querySelector(".label");
-      nodes[g.dataset.memvizId] = { text: squash(label.textContent), shape: g.dataset.shape || (sc.nodes.find((n) => n.id === g.dataset.memvizId) || {}).shape, fill: colour(s.fill), stroke: colour(s.stroke),
+      nodes[g.dataset.memvizId] = { ink: colour(getComputedStyle(label).fill), text: squash(label.textContent), shape: g.dataset.shape || (sc.nodes.find((n) => n.id === g.dataset.memvizId) || {}).shape, fill: colour(s.fill), stroke: colour(s.stroke),
         bold: formatted(label, true), italic: formatted(label, false), at: box(g), box: box(shape) };
     }
     const edges = [];
     const seen = new Set();
+    let crossings = 0;
     for (const p of root.querySelectorAll("path.edge")) {
       const k2 = +p.dataset.edge;
       if (seen.has(k2)) continue; // a dotted edge is drawn in pieces
       seen.add(k2);
       const e = sc.edges[k2];
       const s = getComputedStyle(p);
-      const last = [...root.querySelectorAll(`path.edge[data-edge="${k2}"]`)].pop();
+      const pieces = [...root.querySelectorAll(`path.edge[data-edge="${k2}"]`)];
+      const last = pieces[pieces.length - 1];
+      crossings += Math.max(0, ...pieces.map((piece) => crossed(piece, nodes, e.s, e.t)));
       edges.push({ s: e.s, t: e.t, label: squash(e.label), stroke: colour(s.stroke),
         ends: [end(p.getAttribute("marker-start")), end(last.getAttribute("marker-end"))] });
     }
-    const clusters = [...root.querySelectorAll("g.cluster[data-group]")].map((c) => ({ id: c.dataset.group, box: box(c.querySelector("rect")) }));
+    const titles = new Map(sc.groups.map((g) => [g.id, g.title || g.id]));
+    const clusters = [...root.querySelectorAll("g.cluster[data-group]")].map((c) => paints({ id: squash(titles.get(c.dataset.group)), box: box(c.querySelector("rect")) }, c.querySelector("rect")));
     const labels = [...root.querySelectorAll("g.edge-label")].map((l) => ({ text: squash(l.textContent), box: box(l.querySelector("rect")) }));
     const facts = finish(nodes, edges, clusters, labels);
+    facts.crossings = crossings;
     const desc = root.querySelector("desc");
     facts.title = [root.querySelector("title").textContent, desc ? desc.textContent : ""];
     return facts;
