@@ -310,6 +310,18 @@
     return { root, leaves, blocks, edges, commonBlock };
   }
 
+  // The route of a labelled edge: its two halves joined through the label box. The basis curve
+  // passes through a control point only between two in line with it, so the label's centre gets
+  // one on each side, where the edge enters and leaves the box.
+  function throughLabel(before, at, after, from, to) {
+    const p = before.length ? before[before.length - 1] : [from.x, from.y];
+    const q = after.length ? after[0] : [to.x, to.y];
+    let ux = q[0] - p[0], uy = q[1] - p[1];
+    const len = Math.hypot(ux, uy) || 1;
+    ux /= len; uy /= len;
+    const s = Math.min(Math.abs(ux) > 1e-6 ? at.w / 2 / Math.abs(ux) : Infinity, Math.abs(uy) > 1e-6 ? at.h / 2 / Math.abs(uy) : Infinity);
+    return [...before, [at.x - ux * s, at.y - uy * s], [at.x, at.y], [at.x + ux * s, at.y + uy * s], ...after];
+  }
   // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
   const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y; return [[x, y - 10], [x + 30, y - 22], [x + 30, y + 22], [x, y + 10]]; };
 
@@ -379,7 +391,7 @@
       if (!ba || !bb) return;
       const through = labelBox.get(index);
       const at = through && boxes.get(through.id);
-      const route = a === b ? selfLoop(ba) : at ? [...(placed.routes.get(index) || []), [at.x, at.y], ...(placed.routes.get(through.second) || [])] : placed.routes.get(index) || [];
+      const route = a === b ? selfLoop(ba) : at ? throughLabel(placed.routes.get(index) || [], at, placed.routes.get(through.second) || [], ba, bb) : placed.routes.get(index) || [];
       const first = route.length ? route[0] : [bb.x, bb.y];
       const last = route.length ? route[route.length - 1] : [ba.x, ba.y];
       const la = leaves.get(a), lb = leaves.get(b);

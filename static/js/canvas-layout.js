@@ -42,6 +42,13 @@
         else if (state[e.b] === 0) { state[e.b] = 1; stack.push([e.b, 0]); }
       }
     }
+    // An edge's label box sits on it (a -> label -> b): when breaking a cycle turned one half
+    // around, the other turns too, so the label lies between the ends (b -> label -> a) as dagre
+    // puts it, not past one end with the edge detouring to it.
+    const halves = new Map();
+    const half = (v) => { if (!halves.has(v)) halves.set(v, {}); return halves.get(v); };
+    for (const e of uniq) { if (items[e.b].label) half(e.b).into = e; if (items[e.a].label) half(e.a).out = e; }
+    for (const { into, out } of halves.values()) if (into && out && reversed.has(into) !== reversed.has(out)) { reversed.add(into); reversed.add(out); }
     const dag = uniq.map((e) => (reversed.has(e) ? { a: e.b, b: e.a, k: e.k, rev: true } : e));
     const preds = Array.from({ length: n }, () => []);
     const succs = Array.from({ length: n }, () => []);
