@@ -289,10 +289,11 @@
     const edges = [];
     const seen = new Set();
     scene.edges.forEach((e, k) => {
-      if (e.kind === "invisible") return;
       const a = endpointOf(e.s), b = endpointOf(e.t);
       if (!a || !b) return;
       const merged = a !== e.s || b !== e.t;
+      // `~~~` is laid out (it orders a kanban's columns in mermaid) and never drawn
+      if (e.kind === "invisible" && (merged || a === b)) return;
       if (a === b && merged) return; // a self-loop is drawn, an edge inside a collapsed group not
       const key = a + "\u0000" + b;
       if (merged && seen.has(key)) return;
@@ -388,7 +389,7 @@
     const edgeParts = [], labelParts = [];
     edges.forEach(({ a, b, e, k }, index) => {
       const ba = boxes.get(a), bb = boxes.get(b);
-      if (!ba || !bb) return;
+      if (!ba || !bb || e.kind === "invisible") return;
       const through = labelBox.get(index);
       const at = through && boxes.get(through.id);
       const route = a === b ? selfLoop(ba) : at ? throughLabel(placed.routes.get(index) || [], at, placed.routes.get(through.second) || [], ba, bb) : placed.routes.get(index) || [];

@@ -19,6 +19,12 @@ async (items) => {
     });
     return out.sort();
   };
+  // which way an invisible link goes on the page (mermaid lays `~~~` out, draws nothing)
+  const way = (p, q) => {
+    if (!p || !q) return "?";
+    const dx = q.x - p.x, dy = q.y - p.y;
+    return Math.abs(dy) >= Math.abs(dx) ? (dy > 0 ? "TB" : "BT") : (dx > 0 ? "LR" : "RL");
+  };
   function direction(nodes, edges) {
     const votes = {};
     for (const e of edges) {
@@ -93,10 +99,14 @@ async (items) => {
       edges.push({ s: e.start, t: e.end, label: squash(lab && lab.textContent), stroke: colour(s.stroke),
         ends: [end(p.getAttribute("marker-start")), end(p.getAttribute("marker-end"))] });
     }
+    const drawnIds = new Set([...root.querySelectorAll("path.flowchart-link")].map((p) => p.dataset.id));
+    const clusterBox = (id) => { const c = root.querySelector(`g.cluster[id="${CSS.escape(root.id + "-" + id)}"] rect`); return c ? box(c) : null; };
+    const hidden = data.edges.filter((e) => !drawnIds.has(e.id)).map((e) => way(nodes[e.start] ? nodes[e.start].at : clusterBox(e.start), nodes[e.end] ? nodes[e.end].at : clusterBox(e.end)));
     const clusters = [...root.querySelectorAll("g.cluster")].map((c) => paints({ id: squash((c.querySelector(".cluster-label") || c).textContent), box: box(c.querySelector("rect") || c) }, c.querySelector("rect")));
     const labels = [...root.querySelectorAll("g.edgeLabel")].filter((l) => l.textContent.trim()).map((l) => ({ text: squash(l.textContent), box: box(l.querySelector(".labelBkg") || l) }));
     const facts = finish(nodes, edges, clusters, labels);
     facts.crossings = crossings;
+    facts.hidden = hidden;
     facts.title = [diagram.db.getAccTitle(), diagram.db.getAccDescription()];
     return facts;
   }
@@ -131,11 +141,14 @@ async (items) => {
       edges.push({ s: e.s, t: e.t, label: squash(e.label), stroke: colour(s.stroke),
         ends: [end(p.getAttribute("marker-start")), end(last.getAttribute("marker-end"))] });
     }
+    const groupBox = (id) => { const c = root.querySelector(`g.cluster[data-group="${CSS.escape(id)}"] rect`); return c ? box(c) : null; };
+    const hidden = sc.edges.filter((e) => e.kind === "invisible").map((e) => way(nodes[e.s] ? nodes[e.s].at : groupBox(e.s), nodes[e.t] ? nodes[e.t].at : groupBox(e.t)));
     const titles = new Map(sc.groups.map((g) => [g.id, g.title || g.id]));
     const clusters = [...root.querySelectorAll("g.cluster[data-group]")].map((c) => paints({ id: squash(titles.get(c.dataset.group)), box: box(c.querySelector("rect")) }, c.querySelector("rect")));
     const labels = [...root.querySelectorAll("g.edge-label")].map((l) => ({ text: squash(l.textContent), box: box(l.querySelector("rect")) }));
     const facts = finish(nodes, edges, clusters, labels);
     facts.crossings = crossings;
+    facts.hidden = hidden;
     const desc = root.querySelector("desc");
     facts.title = [root.querySelector("title").textContent, desc ? desc.textContent : ""];
     return facts;

@@ -103,6 +103,8 @@ def differences(m: dict[str, Any], v: dict[str, Any]) -> dict[str, list[str]]:
     for group, way in m["direction"].items():
         if v["direction"].get(group, way) != way:
             differ("direction", f"{group or 'diagram'}: {way} vs {v['direction'][group]}")
+    if m["hidden"] != v["hidden"]:
+        differ("invisible links (~~~)", f"{m['hidden']} vs {v['hidden']}")
     if any(want and want not in got for want, got in zip(m["title"], v["title"], strict=True)):
         differ("accTitle/accDescr", f"{m['title']} vs {v['title']}")
     return out
