@@ -324,7 +324,7 @@
     return [...before, [at.x - ux * s, at.y - uy * s], [at.x, at.y], [at.x + ux * s, at.y + uy * s], ...after];
   }
   // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
-  const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y; return [[x, y - 10], [x + 30, y - 22], [x + 30, y + 22], [x, y + 10]]; };
+  const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y, r = memvizLayout.LOOP_W; return [[x, y - 10], [x + r, y - 22], [x + r, y + 22], [x, y + 10]]; };
 
   function sortByPosition(model) {
     const pos = (id) => model.boxes.get(id);
@@ -350,6 +350,7 @@
     const layoutEdges = edges.map(({ a, b }) => ({ a, b }));
     const labelBox = new Map(); // edge index -> {id, second: index of the edge's second half}
     edges.forEach(({ a, b, e }, i) => {
+      if (a === b && leaves.has(a) && e.kind !== "invisible") leaves.get(a).loop = true;
       if (!e.label || a === b || !leaves.has(a) || !leaves.has(b)) return;
       const m = measure(e.label.split("\n"));
       const id = "\u0001label" + i;

@@ -7,6 +7,7 @@
   const RANK_SEP = 50; // mermaid's flowchart rankSpacing / nodeSpacing
   const NODE_SEP = 50;
   const DUMMY_W = 10;
+  const LOOP_W = 30; // how far a self-loop reaches right of its node (canvas-draw.js selfLoop)
   const GROUP_PAD = 16;
   const TITLE_H = 30;
   const SWEEPS = 6;
@@ -260,7 +261,8 @@
       const horizontal = dir === "LR" || dir === "RL";
       const kids = g.children.map((c) => {
         const s = c.children ? size.get(c.id) : { w: c.w, h: c.h };
-        const item = horizontal ? { w: s.h, h: s.w } : { w: s.w, h: s.h };
+        const loop = c.loop ? 2 * LOOP_W : 0; // room for a self-loop on the right, centre kept
+        const item = horizontal ? { w: s.h, h: s.w + loop } : { w: s.w + loop, h: s.h };
         if (c.labelOf !== undefined) item.label = true;
         return item;
       });
@@ -317,5 +319,5 @@
     return { boxes, routes, width: total.w, height: total.h };
   }
 
-  window.memvizLayout = { layout, layered, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD };
+  window.memvizLayout = { layout, layered, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD, LOOP_W };
 })();
