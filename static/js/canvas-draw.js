@@ -323,6 +323,43 @@
     const s = Math.min(Math.abs(ux) > 1e-6 ? at.w / 2 / Math.abs(ux) : Infinity, Math.abs(uy) > 1e-6 ? at.h / 2 / Math.abs(uy) : Infinity);
     return [...before, [at.x - ux * s, at.y - uy * s], [at.x, at.y], [at.x + ux * s, at.y + uy * s], ...after];
   }
+  // Does the segment p-q pass through the box (shrunk by 2)? Liang-Barsky clipping.
+  function hits(p, q, b) {
+    let t0 = 0, t1 = 1;
+    const dx = q[0] - p[0], dy = q[1] - p[1];
+    const sides = [[-dx, p[0] - (b.x - b.w / 2 + 2)], [dx, b.x + b.w / 2 - 2 - p[0]], [-dy, p[1] - (b.y - b.h / 2 + 2)], [dy, b.y + b.h / 2 - 2 - p[1]]];
+    for (const [d, r] of sides) {
+      if (!d) { if (r < 0) return false; continue; }
+      const t = r / d;
+      if (d < 0) t0 = Math.max(t0, t); else t1 = Math.min(t1, t);
+      if (t0 > t1) return false;
+    }
+    return true;
+  }
+  // The route with a waypoint beside each box a segment of it crosses, on the side the segment
+  // passes nearer to (across the segment's main direction).
+  function around(pts, blockers) {
+    const out = [pts[0]];
+    for (let i = 1; i < pts.length; i++) {
+      const p = out[out.length - 1], q = pts[i];
+      const crossed = blockers.filter((b) => b && hits(p, q, b));
+      crossed.sort((u, v) => Math.hypot(u.x - p[0], u.y - p[1]) - Math.hypot(v.x - p[0], v.y - p[1]));
+      const vertical = Math.abs(q[1] - p[1]) >= Math.abs(q[0] - p[0]);
+      for (const b of crossed) {
+        if (vertical) {
+          const t = Math.min(1, Math.max(0, (b.y - p[1]) / ((q[1] - p[1]) || 1)));
+          const side = p[0] + (q[0] - p[0]) * t >= b.x ? 1 : -1;
+          out.push([b.x + side * (b.w / 2 + 14), b.y]);
+        } else {
+          const t = Math.min(1, Math.max(0, (b.x - p[0]) / ((q[0] - p[0]) || 1)));
+          const side = p[1] + (q[1] - p[1]) * t >= b.y ? 1 : -1;
+          out.push([b.x, b.y + side * (b.h / 2 + 14)]);
+        }
+      }
+      out.push(q);
+    }
+    return out;
+  }
   // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
   const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y, r = memvizLayout.LOOP_W; return [[x, y - 10], [x + r, y - 22], [x + r, y + 22], [x, y + 10]]; };
 
@@ -387,6 +424,15 @@
       for (let guard = 0; g && guard < 100; g = groupParent.get(g), guard++) out.push(g);
       return out;
     };
+    const outerOnly = (id, other) => { const up = groupsOf(other); const mine = groupsOf(id).filter((g) => !up.includes(g)); return mine.length ? [mine[mine.length - 1]] : []; };
+    let members = null; // group -> the drawn leaves inside it, at any depth
+    const inside = (g) => {
+      if (!members) {
+        members = new Map();
+        for (const id of leaves.keys()) if (boxes.has(id)) for (const h of groupsOf(id)) { if (!members.has(h)) members.set(h, []); members.get(h).push(id); }
+      }
+      return members.get(g) || [];
+    };
     const edgeParts = [], labelParts = [];
     edges.forEach(({ a, b, e, k }, index) => {
       const ba = boxes.get(a), bb = boxes.get(b);
@@ -397,7 +443,10 @@
       const first = route.length ? route[0] : [bb.x, bb.y];
       const last = route.length ? route[route.length - 1] : [ba.x, ba.y];
       const la = leaves.get(a), lb = leaves.get(b);
-      const pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
+      let pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
+      // the parts inside a group only one end is in run straight to the node: around its siblings
+      const own = [...outerOnly(a, b), ...outerOnly(b, a)];
+      if (own.length) pts = around(pts, own.flatMap((g) => inside(g)).filter((id) => id !== a && id !== b).map((id) => boxes.get(id)));
       const [ms, me] = MARKERS[e.kind] || MARKERS.arrow;
       const kind = /^thick/.test(e.kind) ? "thick" : /^dotted/.test(e.kind) ? "dotted" : "normal";
       const ds = kind === "dotted" ? dashedPieces(pts) : [basis(pts)];
