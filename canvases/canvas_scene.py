@@ -35,6 +35,7 @@ COLOUR_FUNCTIONS = {"rgb", "rgba", "hsl", "hsla"}
 CLASS_SUFFIX = re.compile(r":::([\w-]+)")
 HHMM = re.compile(r"T(\d\d:\d\d)")
 BOTH_ENDS = {"o": "circle_both", "x": "cross_both"}
+DIRECTIONS = {"TB", "TD", "BT", "LR", "RL"}
 
 
 def safe_css(declarations: str) -> str:
@@ -203,7 +204,7 @@ def _directions(doc: Canvas) -> dict[str, str]:
             continue
         words = _statement_text(doc, statement).split()
         holding = [s for s in doc.subgraphs if s.line_start < statement.line < s.line_end]
-        if len(words) == 2 and holding:
+        if len(words) == 2 and words[1].upper() in DIRECTIONS and holding:
             inner = min(holding, key=lambda s: s.line_end - s.line_start)
             found[inner.id] = "TB" if words[1].upper() == "TD" else words[1].upper()
     return found
