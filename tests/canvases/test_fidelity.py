@@ -17,7 +17,7 @@ import pytest
 
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid.mermaid_source import mermaid_source
-from tests.conftest import MERMAID_JS
+from tests.conftest import MERMAID_JS, SCREENSHOTS
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fixtures" / "fidelity"
@@ -47,6 +47,25 @@ SHAPES = {
 MERMAID_NODE = ("rgb(236,236,255)", "rgb(147,112,219)")  # mermaid's default theme: fill, stroke
 MERMAID_EDGE = MERMAID_TEXT = "rgb(51,51,51)"
 MERMAID_GROUP = ("rgb(255,255,222)", "rgb(170,170,51)")
+
+# looked at side by side (mermaid left, memviz right), in SCREENSHOTS
+SIDE_BY_SIDE_OF = ("22-shape-syntax-new.mmd", "33-board-subgraphs.mmd", "36-board-markdown.mmd",
+                   "39-board-many-labels.mmd", "50-lr-labels-groups.mmd")
+SIDE_BY_SIDE = """async ([item, name]) => {
+  const host = document.getElementById("drawing");
+  host.innerHTML = '<div style="display:flex;gap:8px"><div id="m" style="width:790px;height:1000px"></div>' +
+    '<div id="v" style="width:790px;height:1000px"></div></div>';
+  const { svg } = await mermaid.render("side" + name.slice(0, 2), item.text);
+  host.querySelector("#m").innerHTML = svg;
+  const drawn = memvizDraw.draw(memvizDraw.normalize(item.scene), { collapsed: new Set(), idPrefix: "side" });
+  const v = host.querySelector("#v");
+  v.innerHTML = drawn.svg;
+  for (const g of v.querySelectorAll("g.node[data-memviz-id]")) g.insertAdjacentHTML("beforeend", drawn.model.labels.get(g.dataset.memvizId));
+  const root = v.querySelector("svg");
+  memvizDraw.applyCss(root);
+  const b = root.querySelector(".mc-content").getBBox();
+  root.setAttribute("viewBox", `${b.x - 10} ${b.y - 10} ${b.width + 20} ${b.height + 20}`);
+}"""
 
 pytestmark = [pytest.mark.browser]
 
@@ -123,6 +142,10 @@ def test_memviz_draws_the_same_picture_as_mermaid(chromium_launch: dict) -> None
         for script in SCRIPTS:
             page.add_script_tag(path=str(script))
         results = page.evaluate(FACTS_JS.read_text(encoding="utf-8"), items)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for name in SIDE_BY_SIDE_OF:
+            page.evaluate(SIDE_BY_SIDE, [items[list(texts).index(name)], name])
+            page.screenshot(path=str(SCREENSHOTS / f"fidelity-{name.removesuffix('.mmd')}.png"))
         browser.close()
     drawn = {n: r for n, r in zip(texts, results, strict=True) if "error" not in r["mermaid"]}
     report = {name: differences(r["mermaid"], r["memviz"]) for name, r in drawn.items()}
