@@ -100,89 +100,9 @@
     return s + "</text>";
   }
 
-  // ---- edges ------------------------------------------------------------------------------------
-  // d3's curveBasis (what mermaid draws with) through the points, as segments: {a, c1, c2, b}
-  // (a cubic from a to b) or {a, b} (a line)
-  function basisSegments(pts) {
-    const segs = [];
-    if (pts.length < 3) {
-      for (let i = 1; i < pts.length; i++) segs.push({ a: pts[i - 1], b: pts[i] });
-      return segs;
-    }
-    let [x0, y0] = pts[0], [x1, y1] = pts[1];
-    let at = [(5 * x0 + x1) / 6, (5 * y0 + y1) / 6];
-    segs.push({ a: pts[0], b: at });
-    const cubic = (x, y, end) => {
-      const b = end || [(x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6];
-      segs.push({ a: at, c1: [(2 * x0 + x1) / 3, (2 * y0 + y1) / 3], c2: [(x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3], b });
-      at = b;
-    };
-    for (let i = 2; i < pts.length; i++) {
-      const [x, y] = pts[i];
-      cubic(x, y);
-      [x0, y0, x1, y1] = [x1, y1, x, y];
-    }
-    cubic(2 * x1 - x0, 2 * y1 - y0, [x1, y1]); // ends exactly on the last point
-    return segs;
-  }
-  const f1 = (v) => v.toFixed(1);
-  function pathOf(segs) {
-    let d = segs.length ? `M${f1(segs[0].a[0])},${f1(segs[0].a[1])}` : "";
-    for (const s of segs) d += s.c1 ? `C${f1(s.c1[0])},${f1(s.c1[1])},${f1(s.c2[0])},${f1(s.c2[1])},${f1(s.b[0])},${f1(s.b[1])}` : `L${f1(s.b[0])},${f1(s.b[1])}`;
-    return d;
-  }
-  function basis(pts) { return pathOf(basisSegments(pts)); }
-  // A dashed edge is drawn as pieces of at most DASH_PIECE units. The rasteriser dashes a whole
-  // path for every tile its bounds touch: dotted edges across a 1000-node canvas (the longest
-  // 47,000 units) were dashed again for each tile, most of 450-650 ms of raster for one view.
-  const DASH_PIECE = 1500;
-  const mid = (p, q) => [(p[0] + q[0]) / 2, (p[1] + q[1]) / 2];
-  function halves(s) { // de Casteljau at t = 1/2
-    if (!s.c1) { const m = mid(s.a, s.b); return [{ a: s.a, b: m }, { a: m, b: s.b }]; }
-    const ab = mid(s.a, s.c1), bc = mid(s.c1, s.c2), cd = mid(s.c2, s.b), abc = mid(ab, bc), bcd = mid(bc, cd), m = mid(abc, bcd);
-    return [{ a: s.a, c1: ab, c2: abc, b: m }, { a: m, c1: bcd, c2: cd, b: s.b }];
-  }
-  const reach = (s) => Math.hypot(s.b[0] - s.a[0], s.b[1] - s.a[1]) + (s.c1 ? Math.hypot(s.c1[0] - s.a[0], s.c1[1] - s.a[1]) + Math.hypot(s.b[0] - s.c2[0], s.b[1] - s.c2[1]) : 0);
-  function dashedPieces(pts) {
-    const out = [];
-    let piece = [], length = 0;
-    const add = (s) => {
-      const l = reach(s);
-      if (l > DASH_PIECE) { const [h1, h2] = halves(s); add(h1); add(h2); return; }
-      if (piece.length && length + l > DASH_PIECE) { out.push(pathOf(piece)); piece = []; length = 0; }
-      piece.push(s);
-      length += l;
-    };
-    basisSegments(pts).forEach(add);
-    if (piece.length) out.push(pathOf(piece));
-    return out;
-  }
-  // where the segment from the box centre towards p leaves the box
-  function clip(box, p, shape) {
-    const dx = p[0] - box.x, dy = p[1] - box.y;
-    if (!dx && !dy) return [box.x, box.y];
-    let t;
-    if (shape === "circle" || shape === "double_circle") t = (box.w / 2) / Math.hypot(dx, dy);
-    else if (shape === "rhombus") t = 1 / (Math.abs(dx) / (box.w / 2) + Math.abs(dy) / (box.h / 2));
-    else t = Math.min(dx ? (box.w / 2) / Math.abs(dx) : Infinity, dy ? (box.h / 2) / Math.abs(dy) : Infinity);
-    t = Math.min(t, 1);
-    return [box.x + dx * t, box.y + dy * t];
-  }
-  const MARKERS = {
-    arrow: [null, "arrow"], dotted: [null, "arrow"], thick: [null, "arrow"], open: [null, null],
-    dotted_open: [null, null], thick_open: [null, null], circle: [null, "circle"], cross: [null, "cross"],
-    bidirectional: ["arrow", "arrow"], circle_both: ["circle", "circle"], cross_both: ["cross", "cross"], invisible: [null, null],
-  };
-  function markerDefs(id) {
-    return `<defs>
-<marker id="${id}-arrow-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M0,0L10,5L0,10z"/></marker>
-<marker id="${id}-arrow-start" viewBox="0 0 10 10" refX="1" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M10,0L0,5L10,10z"/></marker>
-<marker id="${id}-circle-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><circle class="marker" cx="5" cy="5" r="4.5"/></marker>
-<marker id="${id}-cross-end" viewBox="0 0 11 11" refX="10" refY="5.5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><path class="marker cross" d="M1,1L10,10M10,1L1,10"/></marker>
-<marker id="${id}-circle-start" viewBox="0 0 10 10" refX="1" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><circle class="marker" cx="5" cy="5" r="4.5"/></marker>
-<marker id="${id}-cross-start" viewBox="0 0 11 11" refX="1" refY="5.5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><path class="marker cross" d="M1,1L10,10M10,1L1,10"/></marker>
-</defs>`;
-  }
+  // edge paths and markers: canvas-shapes.js; routes around nodes: canvas-layout.js
+  const { basis, dashedPieces, clip, MARKERS, markerDefs } = window.memvizShapes;
+  const { throughLabel, around, selfLoop } = window.memvizLayout;
 
   // ---- the group tree with collapsed groups as summary nodes ----------------------------------
   function statusSummary(members) {
@@ -310,58 +230,6 @@
     const commonBlock = (a, b) => { const up = new Set(chain(containerOf(a))); return chain(containerOf(b)).find((x) => up.has(x)) || root; };
     return { root, leaves, blocks, edges, commonBlock };
   }
-
-  // The route of a labelled edge: its two halves joined through the label box. The basis curve
-  // passes through a control point only between two in line with it, so the label's centre gets
-  // one on each side, where the edge enters and leaves the box.
-  function throughLabel(before, at, after, from, to) {
-    const p = before.length ? before[before.length - 1] : [from.x, from.y];
-    const q = after.length ? after[0] : [to.x, to.y];
-    let ux = q[0] - p[0], uy = q[1] - p[1];
-    const len = Math.hypot(ux, uy) || 1;
-    ux /= len; uy /= len;
-    const s = Math.min(Math.abs(ux) > 1e-6 ? at.w / 2 / Math.abs(ux) : Infinity, Math.abs(uy) > 1e-6 ? at.h / 2 / Math.abs(uy) : Infinity);
-    return [...before, [at.x - ux * s, at.y - uy * s], [at.x, at.y], [at.x + ux * s, at.y + uy * s], ...after];
-  }
-  // Does the segment p-q pass through the box (shrunk by 2)? Liang-Barsky clipping.
-  function hits(p, q, b) {
-    let t0 = 0, t1 = 1;
-    const dx = q[0] - p[0], dy = q[1] - p[1];
-    const sides = [[-dx, p[0] - (b.x - b.w / 2 + 2)], [dx, b.x + b.w / 2 - 2 - p[0]], [-dy, p[1] - (b.y - b.h / 2 + 2)], [dy, b.y + b.h / 2 - 2 - p[1]]];
-    for (const [d, r] of sides) {
-      if (!d) { if (r < 0) return false; continue; }
-      const t = r / d;
-      if (d < 0) t0 = Math.max(t0, t); else t1 = Math.min(t1, t);
-      if (t0 > t1) return false;
-    }
-    return true;
-  }
-  // The route with a waypoint beside each box a segment of it crosses, on the side the segment
-  // passes nearer to (across the segment's main direction).
-  function around(pts, blockers) {
-    const out = [pts[0]];
-    for (let i = 1; i < pts.length; i++) {
-      const p = out[out.length - 1], q = pts[i];
-      const crossed = blockers.filter((b) => b && hits(p, q, b));
-      crossed.sort((u, v) => Math.hypot(u.x - p[0], u.y - p[1]) - Math.hypot(v.x - p[0], v.y - p[1]));
-      const vertical = Math.abs(q[1] - p[1]) >= Math.abs(q[0] - p[0]);
-      for (const b of crossed) {
-        if (vertical) {
-          const t = Math.min(1, Math.max(0, (b.y - p[1]) / ((q[1] - p[1]) || 1)));
-          const side = p[0] + (q[0] - p[0]) * t >= b.x ? 1 : -1;
-          out.push([b.x + side * (b.w / 2 + 14), b.y]);
-        } else {
-          const t = Math.min(1, Math.max(0, (b.x - p[0]) / ((q[0] - p[0]) || 1)));
-          const side = p[1] + (q[1] - p[1]) * t >= b.y ? 1 : -1;
-          out.push([b.x, b.y + side * (b.h / 2 + 14)]);
-        }
-      }
-      out.push(q);
-    }
-    return out;
-  }
-  // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
-  const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y, r = memvizLayout.LOOP_W; return [[x, y - 10], [x + r, y - 22], [x + r, y + 22], [x, y + 10]]; };
 
   function sortByPosition(model) {
     const pos = (id) => model.boxes.get(id);

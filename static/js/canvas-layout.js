@@ -319,5 +319,57 @@
     return { boxes, routes, width: total.w, height: total.h };
   }
 
-  window.memvizLayout = { layout, layered, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD, LOOP_W };
+  // The route of a labelled edge: its two halves joined through the label box. The basis curve
+  // passes through a control point only between two in line with it, so the label's centre gets
+  // one on each side, where the edge enters and leaves the box.
+  function throughLabel(before, at, after, from, to) {
+    const p = before.length ? before[before.length - 1] : [from.x, from.y];
+    const q = after.length ? after[0] : [to.x, to.y];
+    let ux = q[0] - p[0], uy = q[1] - p[1];
+    const len = Math.hypot(ux, uy) || 1;
+    ux /= len; uy /= len;
+    const s = Math.min(Math.abs(ux) > 1e-6 ? at.w / 2 / Math.abs(ux) : Infinity, Math.abs(uy) > 1e-6 ? at.h / 2 / Math.abs(uy) : Infinity);
+    return [...before, [at.x - ux * s, at.y - uy * s], [at.x, at.y], [at.x + ux * s, at.y + uy * s], ...after];
+  }
+  // Does the segment p-q pass through the box (shrunk by 2)? Liang-Barsky clipping.
+  function hits(p, q, b) {
+    let t0 = 0, t1 = 1;
+    const dx = q[0] - p[0], dy = q[1] - p[1];
+    const sides = [[-dx, p[0] - (b.x - b.w / 2 + 2)], [dx, b.x + b.w / 2 - 2 - p[0]], [-dy, p[1] - (b.y - b.h / 2 + 2)], [dy, b.y + b.h / 2 - 2 - p[1]]];
+    for (const [d, r] of sides) {
+      if (!d) { if (r < 0) return false; continue; }
+      const t = r / d;
+      if (d < 0) t0 = Math.max(t0, t); else t1 = Math.min(t1, t);
+      if (t0 > t1) return false;
+    }
+    return true;
+  }
+  // The route with a waypoint beside each box a segment of it crosses, on the side the segment
+  // passes nearer to (across the segment's main direction).
+  function around(pts, blockers) {
+    const out = [pts[0]];
+    for (let i = 1; i < pts.length; i++) {
+      const p = out[out.length - 1], q = pts[i];
+      const crossed = blockers.filter((b) => b && hits(p, q, b));
+      crossed.sort((u, v) => Math.hypot(u.x - p[0], u.y - p[1]) - Math.hypot(v.x - p[0], v.y - p[1]));
+      const vertical = Math.abs(q[1] - p[1]) >= Math.abs(q[0] - p[0]);
+      for (const b of crossed) {
+        if (vertical) {
+          const t = Math.min(1, Math.max(0, (b.y - p[1]) / ((q[1] - p[1]) || 1)));
+          const side = p[0] + (q[0] - p[0]) * t >= b.x ? 1 : -1;
+          out.push([b.x + side * (b.w / 2 + 14), b.y]);
+        } else {
+          const t = Math.min(1, Math.max(0, (b.x - p[0]) / ((q[0] - p[0]) || 1)));
+          const side = p[1] + (q[1] - p[1]) * t >= b.y ? 1 : -1;
+          out.push([b.x, b.y + side * (b.h / 2 + 14)]);
+        }
+      }
+      out.push(q);
+    }
+    return out;
+  }
+  // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
+  const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y, r = LOOP_W; return [[x, y - 10], [x + r, y - 22], [x + r, y + 22], [x, y + 10]]; };
+
+  window.memvizLayout = { layout, layered, throughLabel, around, selfLoop, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD, LOOP_W };
 })();
