@@ -335,7 +335,7 @@
         let cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
         if (at) { cx = at.x; cy = at.y; }
         const m = measure(e.label.split("\n"));
-        labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
+        labelParts.push(`<g class="edge-label" data-edge="${k}" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label").replace('class="label"', `class="label"${textColour(e.css) ? ` data-css="${esc(textColour(e.css))}"` : ""}`)}</g>`);
       }
     });
     parts.push(`<g class="edges">${edgeParts.join("")}</g>`, `<g class="cluster-titles">${titleParts.join("")}</g>`, `<g class="edge-labels">${labelParts.join("")}</g>`);

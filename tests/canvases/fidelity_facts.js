@@ -96,7 +96,8 @@ async (items) => {
       if (!e || /invisible/.test(p.getAttribute("class")) || s.strokeWidth === "0px" || s.stroke === "none") continue;
       const lab = root.querySelector(`g.edgeLabel g.label[data-id="${CSS.escape(p.dataset.id)}"]`);
       crossings += crossed(p, nodes, e.start, e.end);
-      edges.push({ s: e.start, t: e.end, label: squash(lab && lab.textContent), stroke: colour(s.stroke),
+      const words = lab && (lab.querySelector(".edgeLabel") || lab);
+      edges.push({ s: e.start, t: e.end, label: squash(lab && lab.textContent), stroke: colour(s.stroke), ink: words && words.textContent.trim() ? colour(getComputedStyle(words).color) : "",
         ends: [end(p.getAttribute("marker-start")), end(p.getAttribute("marker-end"))] });
     }
     const drawnIds = new Set([...root.querySelectorAll("path.flowchart-link")].map((p) => p.dataset.id));
@@ -138,7 +139,8 @@ async (items) => {
       const pieces = [...root.querySelectorAll(`path.edge[data-edge="${k2}"]`)];
       const last = pieces[pieces.length - 1];
       crossings += Math.max(0, ...pieces.map((piece) => crossed(piece, nodes, e.s, e.t)));
-      edges.push({ s: e.s, t: e.t, label: squash(e.label), stroke: colour(s.stroke),
+      const text = root.querySelector(`g.edge-label[data-edge="${k2}"] text`);
+      edges.push({ s: e.s, t: e.t, label: squash(e.label), stroke: colour(s.stroke), ink: text ? colour(getComputedStyle(text).fill) : "",
         ends: [end(p.getAttribute("marker-start")), end(last.getAttribute("marker-end"))] });
     }
     const groupBox = (id) => { const c = root.querySelector(`g.cluster[data-group="${CSS.escape(id)}"] rect`); return c ? box(c) : null; };

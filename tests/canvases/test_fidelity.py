@@ -111,6 +111,8 @@ def differences(m: dict[str, Any], v: dict[str, Any]) -> dict[str, list[str]]:
                 differ("edge ends", f"{key(a)}: {a['ends']} vs {b['ends']}")
             if a["stroke"] != MERMAID_EDGE and a["stroke"] != b["stroke"]:
                 differ("edge colours", f"{key(a)}: {a['stroke']} vs {b['stroke']}")
+            if a["ink"] not in ("", MERMAID_TEXT, b["ink"]):
+                differ("edge colours", f"{key(a)} label: {a['ink']} vs {b['ink']}")
     if m["clusters"] != v["clusters"]:
         differ("groups", f"{m['clusters']} vs {v['clusters']}")
     for title, paint in m["paint"].items():
