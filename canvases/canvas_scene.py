@@ -13,9 +13,10 @@ import re
 from typing import Any
 
 from canvases.mermaid import Canvas, parse
-from canvases.mermaid.labels import decode_label, split_segments
 from canvases.mermaid.render import STATUS_CLASS_PREFIX, status_key
 from canvases.mermaid.repair import repair_text
+from canvases.scene_labels import rich_lines
+from canvases.scene_shapes import drawn_shape
 
 # A block (the canvas or a subgraph) with more loose nodes than this is shown as groups of
 # consecutive nodes (the order the agent wrote them, i.e. time) that expand on demand.
@@ -32,8 +33,9 @@ CSS_VALUE = re.compile(r"^[#\w\s.,%()+-]{1,60}$")
 CSS_FUNCTION = re.compile(r"([a-z-]*)\(")
 COLOUR_FUNCTIONS = {"rgb", "rgba", "hsl", "hsla"}
 CLASS_SUFFIX = re.compile(r":::([\w-]+)")
-STATUS_PROPERTIES = {"fill", "stroke", "color", "stroke-dasharray", "stroke-width"}
 HHMM = re.compile(r"T(\d\d:\d\d)")
+BOTH_ENDS = {"o": "circle_both", "x": "cross_both"}
+DIRECTIONS = {"TB", "TD", "BT", "LR", "RL"}
 
 
 def safe_css(declarations: str) -> str:
@@ -49,23 +51,19 @@ def safe_css(declarations: str) -> str:
     return ";".join(kept)
 
 
-def label_lines(node_label_raw: str, fallback: str) -> list[str]:
-    raw = node_label_raw or fallback
-    if len(raw) >= 2 and raw[0] == "`" and raw[-1] == "`":
-        raw = raw[1:-1]
-    return [decode_label(segment) for segment in split_segments(raw)] or [fallback]
-
-
 def _statement_text(doc: Canvas, statement: Any) -> str:
     return doc.text[statement.start : statement.stop].strip().rstrip(";")
 
 
 def _styles(doc: Canvas) -> tuple[dict[str, str], dict[str, list[str]], dict[str, str], dict]:
-    """(classDef name -> css, node/subgraph id -> classes, id -> style, edge index -> style)."""
+    """(classDef name -> css, node/subgraph id -> classes, id -> style, edge index -> style).
+
+    ``linkStyle default`` is kept under the key "default"; it applies to every edge.
+    """
     class_defs: dict[str, str] = {}
     classes: dict[str, list[str]] = {}
     styles: dict[str, str] = {}
-    link_styles: dict[int, str] = {}
+    link_styles: dict[int | str, str] = {}
     for statement in doc.statements:
         kind = statement.kind
         if kind == "classDef":
@@ -82,8 +80,11 @@ def _styles(doc: Canvas) -> tuple[dict[str, str], dict[str, list[str]], dict[str
             parts = _statement_text(doc, statement).split(None, 2)
             if len(parts) == 3:
                 for index in parts[1].split(","):
-                    if index.isdigit():
-                        link_styles[int(index)] = safe_css(parts[2])
+                    if index.isdigit() or index == "default":
+                        key = int(index) if index.isdigit() else index
+                        link_styles[key] = ";".join(
+                            c for c in (link_styles.get(key), safe_css(parts[2])) if c
+                        )
         elif kind == "chain":
             for group in statement.groups:
                 for ref in group:
@@ -95,22 +96,23 @@ def _styles(doc: Canvas) -> tuple[dict[str, str], dict[str, list[str]], dict[str
 
 
 def _inline_style(ids: str, class_defs: dict, classes: dict, styles: dict, *, node: bool) -> str:
-    """The agent's classDefs and style lines as inline css; memviz's status classes are CSS.
+    """The agent's classDefs and style lines as inline css, in mermaid's order of precedence.
 
-    render_body gives every node a status class after the agent's own, so on a node the agent's
-    classDef colours lose to it (as in mermaid); a ``style`` line still wins.
+    The author's colours win over memviz's status colours (a stylesheet): a node the author
+    coloured is drawn as mermaid.js draws the file, and the status colours fill in where the
+    author set none. ``classDef default`` applies to every node, under its own classes; between
+    two classes of one node the one given last wins (mermaid writes them inline in that order),
+    and a ``style`` line wins over both.
     """
-    css = []
-    for name in classes.get(ids, []):
-        if name in class_defs and not name.startswith(STATUS_CLASS_PREFIX):
-            css.append(_without_colours(class_defs[name]) if node else class_defs[name])
+    css = [class_defs["default"]] if node and "default" in class_defs else []
+    css += [
+        class_defs[name]
+        for name in classes.get(ids, [])
+        if name in class_defs and name != "default" and not name.startswith(STATUS_CLASS_PREFIX)
+    ]
     if ids in styles:
         css.append(styles[ids])
     return ";".join(c for c in css if c)
-
-
-def _without_colours(css: str) -> str:
-    return ";".join(d for d in css.split(";") if d.split(":")[0] not in STATUS_PROPERTIES)
 
 
 def _time_range(nodes: list[dict]) -> str:
@@ -194,6 +196,20 @@ def safe_groups(doc: Canvas) -> tuple[list[Any], dict[str, str | None], dict[str
     return kept, shown_as, names
 
 
+def _directions(doc: Canvas) -> dict[str, str]:
+    """subgraph id -> the `direction` written inside it (the innermost subgraph holding the line)."""
+    found: dict[str, str] = {}
+    for statement in doc.statements:
+        if statement.kind != "direction":
+            continue
+        words = _statement_text(doc, statement).split()
+        holding = [s for s in doc.subgraphs if s.line_start < statement.line < s.line_end]
+        if len(words) == 2 and words[1].upper() in DIRECTIONS and holding:
+            inner = min(holding, key=lambda s: s.line_end - s.line_start)
+            found[inner.id] = "TB" if words[1].upper() == "TD" else words[1].upper()
+    return found
+
+
 def scene_of(doc: Canvas) -> dict[str, Any]:
     class_defs, classes, styles, link_styles = _styles(doc)
     kept, shown_as, names = safe_groups(doc)
@@ -207,10 +223,14 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         css = _inline_style(node.id, class_defs, classes, styles, node=True)
         fields = node.fields
         key = status_key(fields.status)
-        item: dict[str, Any] = {"id": node.id, "lines": label_lines(node.label_raw, node.id)}
+        lines, rich = rich_lines(node.label_raw, node.id)
+        item: dict[str, Any] = {"id": node.id, "lines": lines}
+        if rich is not None:
+            item["rich"] = rich
         # only what differs from the usual is written: a 1000-node scene is sent on every edit
-        if node.shape != "rect":
-            item["shape"] = node.shape
+        shape = drawn_shape(node.shape)
+        if shape != "rect":
+            item["shape"] = shape
         if key != "none":
             item["key"] = key
         if key == "other":
@@ -222,21 +242,32 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         if (group := drawn(node.subgraph)) is not None:
             item["group"] = group
         nodes.append(item)
-    groups = []
+    groups: list[dict[str, Any]] = []
+    directions = _directions(doc)
     for sub, parent in kept:
         css = _inline_style(sub.id, class_defs, classes, styles, node=False)
         group_id = names.get(sub.id, sub.id)
-        groups.append({"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css})
+        entry: dict[str, Any] = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
+        if sub.id in directions:
+            entry["dir"] = directions[sub.id]
+        groups.append(entry)
     groups += auto_groups(nodes, groups)
     edges = []
     for index, edge in enumerate(doc.edges):
-        item = {"s": edge.source, "t": edge.target, "kind": edge.kind}
+        kind = edge.kind
+        if kind == "bidirectional" and edge.arrow[:1] in BOTH_ENDS:  # o--o, x--x
+            kind = BOTH_ENDS[edge.arrow[0]]
+        item = {"s": edge.source, "t": edge.target, "kind": kind}
         if edge.label:
-            item["label"] = decode_label(edge.label)
-        if index in link_styles:
-            item["css"] = link_styles[index]
+            # mermaid breaks an edge label at <br/> too; the lines travel joined by \n
+            item["label"] = "\n".join(rich_lines(edge.label, "")[0]).strip()
+        css = ";".join(c for c in (link_styles.get("default"), link_styles.get(index)) if c)
+        if css:
+            item["css"] = css
         edges.append(item)
+    accessible = {"accTitle": doc.acc_title, "accDescr": doc.acc_descr}
     return {
+        **{key: value for key, value in accessible.items() if value},
         "direction": (doc.direction or "TD").upper(),
         "nodes": nodes,
         "edges": edges,

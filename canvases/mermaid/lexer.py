@@ -26,6 +26,7 @@ TEXT_LINK = re.compile(
     r"|(?P<dopen>-\.)(?![->=])[ \t]*(?P<dtext>[^\n|]*?)[ \t]*(?P<dclose>\.-+(?:>|&gt;|o|x)?)"
     r"|(?P<topen>==)(?![->=])[ \t]*(?P<ttext>[^\n|]*?)[ \t]*(?P<tclose>={2,}(?:>|&gt;|o|x)|={3,}))"
 )
+EDGE_ID = re.compile(r"([A-Za-z_$][\w$]*)@(?=[-=.~<&]|[ox][-=.])")
 PIPE_LABEL = re.compile(r"[ \t]*\|([^|\n]*)\|")
 
 # opener -> (closers, shape); closers are tried in order, longest openers first.
@@ -93,6 +94,12 @@ def _link_kind(arrow: str) -> str:
 
 
 def scan_link(text: str, pos: int) -> Link | None:
+    named = EDGE_ID.match(text, pos)
+    if named is not None:  # `A e1@--> B`: the link has an id (mermaid 11), not a node `e1`
+        link = scan_link(text, named.end())
+        if link is not None:
+            link.raw, link.start, link.id = text[pos : link.end], pos, named.group(1)
+        return link
     match = LINK.match(text, pos)
     if match is not None:
         arrow = match.group(0)

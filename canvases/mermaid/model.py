@@ -41,6 +41,7 @@ class Link:
     label: str | None
     start: int
     end: int
+    id: str = ""  # mermaid 11's edge id, `A e1@--> B`
 
 
 @dataclass(slots=True)
@@ -131,6 +132,8 @@ class Canvas:
     statements: list[Statement] = field(default_factory=list, repr=False)
     line_starts: list[int] = field(default_factory=list, repr=False)
     fenced: bool = False
+    acc_title: str = ""  # `accTitle: …`, `accDescr: …` / `accDescr { … }` (mermaid's a11y text)
+    acc_descr: str = ""
 
     @property
     def has_errors(self) -> bool:

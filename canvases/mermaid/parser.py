@@ -30,6 +30,7 @@ SUBGRAPH = re.compile(
 CLASS_NAME = re.compile(r"[\w-]+")
 DIRECTION = re.compile(r"direction[ \t]+(TB|TD|BT|RL|LR)\b")
 ID_LIST = re.compile(r"[^\s,;]+")
+ACC = re.compile(r"(accTitle|accDescr)[ \t]*(:|\{)")
 FENCE = re.compile(r"[ \t]*```+[ \t]*(?:mermaid)?[ \t]*$", re.IGNORECASE)
 RESERVED_IDS = {"end"}
 
@@ -268,6 +269,9 @@ def _statements(state: _State, lineno: int, line_start: int, pos: int, eol: int,
     """Read the statements of one line (several when `;` separates them); returns the next line."""
     canvas, text = state.canvas, state.text
     while pos < eol:
+        acc = ACC.match(text, pos)
+        if acc is not None:
+            return _accessibility(state, acc, lineno, eol, index)
         keyword = KEYWORD.match(text, pos)
         if keyword is not None:
             _keyword(state, keyword.group(1), lineno, pos, eol)
@@ -309,6 +313,28 @@ def _statements(state: _State, lineno: int, line_start: int, pos: int, eol: int,
             canvas.problems.append(Problem(lineno, col, message, "error"))
             _add(canvas, "unknown", lineno, lineno, pos, eol)
             return index
+    return index
+
+
+def _accessibility(state: _State, acc: re.Match[str], lineno: int, eol: int, index: int) -> int:
+    """`accTitle: …`, `accDescr: …` or a `accDescr { … }` block: text for screen readers."""
+    canvas, text = state.canvas, state.text
+    stop = eol
+    if acc.group(2) == "{":
+        close = text.find("}", acc.end())
+        stop = close + 1 if close >= 0 else len(text)
+        value = text[acc.end() : stop - 1 if close >= 0 else stop]
+        value = "\n".join(line.strip() for line in value.strip().splitlines())
+    else:
+        value = text[acc.end() : eol].strip()
+    statement = _add(canvas, acc.group(1), lineno, lineno, acc.start(), stop)
+    if stop > eol:
+        statement.line_end = canvas.line_of(stop - 1)
+        index = statement.line_end
+    if acc.group(1) == "accTitle":
+        canvas.acc_title = value
+    else:
+        canvas.acc_descr = value
     return index
 
 
@@ -417,11 +443,15 @@ def _finish(state: _State) -> None:
     canvas = state.canvas
     subgraph_ids = {sub.id for sub in canvas.subgraphs}
     members: dict[str, list[str]] = {sub.id: [] for sub in canvas.subgraphs}
+    edge_ids = {link.id for st in canvas.statements for link in st.links if link.id}
     for node_id in list(canvas.nodes):
         node = canvas.nodes[node_id]
         ref = node.label_ref
         if ref is None and node_id in subgraph_ids:
             del canvas.nodes[node_id]  # an edge to a subgraph, not a node
+            continue
+        if node_id in edge_ids and all(r.shape_start < 0 or canvas.text.startswith("@{", r.shape_start) for r in node.refs):
+            del canvas.nodes[node_id]  # `e1@{ animate: true }` sets an edge's properties
             continue
         if ref is not None:
             node.shape = ref.shape or "bare"

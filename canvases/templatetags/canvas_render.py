@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -12,6 +13,7 @@ from canvases.indexing import parsed
 from canvases.mermaid.mermaid_source import mermaid_view
 
 register = template.Library()
+AUTHOR_PAINT = re.compile(r"(?:^|;)(?:fill|stroke):")
 
 
 @register.filter
@@ -23,6 +25,12 @@ def scene(text: str) -> dict[str, Any]:
 @lru_cache(maxsize=8)
 def _scene(text: str) -> dict[str, Any]:
     return canvas_scene(text, parsed(text))  # the page view parsed this text already
+
+
+@register.filter
+def author_coloured(text: str) -> int:
+    """How many nodes the author coloured (their colours win over memviz's status colours)."""
+    return sum(1 for n in _scene(text or "")["nodes"] if AUTHOR_PAINT.search(n.get("css", "")))
 
 
 @register.filter

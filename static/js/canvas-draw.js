@@ -7,7 +7,6 @@
   const FONT_SIZE = 16;
   const LINE_H = 24; // mermaid's labels: line-height 1.5
   const WRAP = 200; // mermaid's wrappingWidth
-  const PAD_X = 15, PAD_Y = 15;
   const FONT = `${FONT_SIZE}px "Noto Sans SC", sans-serif`;
   const URGENCY = ["blocked", "doing", "paused", "todo", "done", "other", "none"];
 
@@ -60,139 +59,50 @@
     return { lines: wrapped, tw: Math.min(w, LONG_WORD), th: wrapped.length * LINE_H };
   }
 
-  // ---- shapes (mermaid's classic look), centred on 0,0 ----------------------------------------
-  function shapeSize(shape, tw, th) {
-    let w = tw + 2 * PAD_X, h = th + 2 * PAD_Y;
-    switch (shape) {
-      case "stadium": w += h / 2; break;
-      case "subroutine": w += 16; break;
-      case "circle": w = h = Math.max(w, h); break;
-      case "double_circle": w = h = Math.max(w, h) + 10; break;
-      case "rhombus": w = h = tw + th + 2 * PAD_X; break;
-      case "hexagon": w += h / 2; break;
-      case "asymmetric": w += h / 2; break;
-      case "parallelogram": case "parallelogram_alt": case "trapezoid": case "trapezoid_alt": w += h; break;
-      case "cylinder": h += 2 * (w / 2 / (2.5 + w / 50)); break;
-      default: break;
-    }
-    return { w, h };
-  }
-  const poly = (pts) => `<polygon class="shape" points="${pts.map((p) => p.map((v) => v.toFixed(1)).join(",")).join(" ")}"`;
-  function shapeSvg(shape, w, h) {
-    const x = -w / 2, y = -h / 2;
-    switch (shape) {
-      case "round": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}" rx="5" ry="5"`;
-      case "stadium": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}" rx="${h / 2}" ry="${h / 2}"`;
-      case "circle": return `<circle class="shape" r="${w / 2}"`;
-      case "double_circle": return `<circle class="shape outer" r="${w / 2}"/><circle class="shape" r="${w / 2 - 5}"`;
-      case "rhombus": return poly([[0, y], [-x, 0], [0, -y], [x, 0]]);
-      case "hexagon": { const m = h / 4; return poly([[x + m, y], [-x - m, y], [-x, 0], [-x - m, -y], [x + m, -y], [x, 0]]); }
-      case "asymmetric": return poly([[x, y], [-x, y], [-x, -y], [x, -y], [x + h / 2, 0]]);
-      case "parallelogram": return poly([[x + h / 2, y], [-x, y], [-x - h / 2, -y], [x, -y]]);
-      case "parallelogram_alt": return poly([[x, y], [-x - h / 2, y], [-x, -y], [x + h / 2, -y]]);
-      case "trapezoid": return poly([[x + h / 2, y], [-x - h / 2, y], [-x, -y], [x, -y]]);
-      case "trapezoid_alt": return poly([[x, y], [-x, y], [-x - h / 2, -y], [x + h / 2, -y]]);
-      case "subroutine": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${x + 8},${y}V${-y}M${-x - 8},${y}V${-y}"`;
-      case "cylinder": {
-        const rx = w / 2, ry = rx / (2.5 + w / 50);
-        return `<path class="shape" d="M${x},${y + ry}a${rx},${ry} 0 0,0 ${w},0a${rx},${ry} 0 0,0 ${-w},0l0,${h - 2 * ry}a${rx},${ry} 0 0,0 ${w},0l0,${-(h - 2 * ry)}"`;
-      }
-      default: return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"`;
-    }
-  }
+  // shapes: canvas-shapes.js
+  const { shapeSize, shapeSvg, SHAPES, NO_LABEL } = window.memvizShapes;
 
   const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   const textColour = (css) => { const m = /(?:^|;)color:([^;]+)/.exec(css || ""); return m ? `fill:${m[1]}` : ""; };
   const shapeCss = (css) => (css || "").split(";").filter((d) => d && !d.startsWith("color:")).join(";");
 
-  function labelSvg(lines, cls) {
+  // Bold/italic runs of the author's label (canvases/scene_labels.py): each wrapped line is found
+  // in the line it came from and drawn as tspans of its runs' styles.
+  const RUN_STYLE = { b: "font-weight:bold", i: "font-style:italic", bi: "font-weight:bold;font-style:italic" };
+  function styledLines(wrapped, rich) {
+    if (!rich) return null;
+    const flat = rich.map((runs) => { const flags = []; let text = ""; for (const [t, f] of runs) { text += t; for (let i = 0; i < t.length; i++) flags.push(f); } return { text, flags }; });
+    let li = 0, at = 0;
+    return wrapped.map((piece) => {
+      const want = piece.trim();
+      let found = -1;
+      while (li < flat.length && (found = flat[li].text.indexOf(want, at)) < 0) { li++; at = 0; }
+      if (found < 0) return null;
+      const { flags } = flat[li];
+      const runs = [];
+      for (let i = 0; i < want.length; i++) {
+        const f = flags[found + i] || "";
+        if (runs.length && runs[runs.length - 1][1] === f) runs[runs.length - 1][0] += want[i]; else runs.push([want[i], f]);
+      }
+      at = found + want.length;
+      return runs;
+    });
+  }
+  function labelSvg(lines, cls, rich) {
     const top = -(lines.length * LINE_H) / 2 + LINE_H / 2;
+    const styled = styledLines(lines, rich);
     let s = `<text class="${cls}" text-anchor="middle" dominant-baseline="central">`;
-    lines.forEach((l, i) => { s += `<tspan x="0" y="${(top + i * LINE_H).toFixed(1)}">${esc(l)}</tspan>`; });
+    lines.forEach((l, i) => {
+      const runs = styled && styled[i];
+      const body = runs ? runs.map(([t, f]) => (f ? `<tspan data-css="${RUN_STYLE[f]}">${esc(t)}</tspan>` : esc(t))).join("") : esc(l);
+      s += `<tspan x="0" y="${(top + i * LINE_H).toFixed(1)}">${body}</tspan>`;
+    });
     return s + "</text>";
   }
 
-  // ---- edges ------------------------------------------------------------------------------------
-  // d3's curveBasis (what mermaid draws with) through the points, as segments: {a, c1, c2, b}
-  // (a cubic from a to b) or {a, b} (a line)
-  function basisSegments(pts) {
-    const segs = [];
-    if (pts.length < 3) {
-      for (let i = 1; i < pts.length; i++) segs.push({ a: pts[i - 1], b: pts[i] });
-      return segs;
-    }
-    let [x0, y0] = pts[0], [x1, y1] = pts[1];
-    let at = [(5 * x0 + x1) / 6, (5 * y0 + y1) / 6];
-    segs.push({ a: pts[0], b: at });
-    const cubic = (x, y, end) => {
-      const b = end || [(x0 + 4 * x1 + x) / 6, (y0 + 4 * y1 + y) / 6];
-      segs.push({ a: at, c1: [(2 * x0 + x1) / 3, (2 * y0 + y1) / 3], c2: [(x0 + 2 * x1) / 3, (y0 + 2 * y1) / 3], b });
-      at = b;
-    };
-    for (let i = 2; i < pts.length; i++) {
-      const [x, y] = pts[i];
-      cubic(x, y);
-      [x0, y0, x1, y1] = [x1, y1, x, y];
-    }
-    cubic(2 * x1 - x0, 2 * y1 - y0, [x1, y1]); // ends exactly on the last point
-    return segs;
-  }
-  const f1 = (v) => v.toFixed(1);
-  function pathOf(segs) {
-    let d = segs.length ? `M${f1(segs[0].a[0])},${f1(segs[0].a[1])}` : "";
-    for (const s of segs) d += s.c1 ? `C${f1(s.c1[0])},${f1(s.c1[1])},${f1(s.c2[0])},${f1(s.c2[1])},${f1(s.b[0])},${f1(s.b[1])}` : `L${f1(s.b[0])},${f1(s.b[1])}`;
-    return d;
-  }
-  function basis(pts) { return pathOf(basisSegments(pts)); }
-  // A dashed edge is drawn as pieces of at most DASH_PIECE units. The rasteriser dashes a whole
-  // path for every tile its bounds touch: dotted edges across a 1000-node canvas (the longest
-  // 47,000 units) were dashed again for each tile, most of 450-650 ms of raster for one view.
-  const DASH_PIECE = 1500;
-  const mid = (p, q) => [(p[0] + q[0]) / 2, (p[1] + q[1]) / 2];
-  function halves(s) { // de Casteljau at t = 1/2
-    if (!s.c1) { const m = mid(s.a, s.b); return [{ a: s.a, b: m }, { a: m, b: s.b }]; }
-    const ab = mid(s.a, s.c1), bc = mid(s.c1, s.c2), cd = mid(s.c2, s.b), abc = mid(ab, bc), bcd = mid(bc, cd), m = mid(abc, bcd);
-    return [{ a: s.a, c1: ab, c2: abc, b: m }, { a: m, c1: bcd, c2: cd, b: s.b }];
-  }
-  const reach = (s) => Math.hypot(s.b[0] - s.a[0], s.b[1] - s.a[1]) + (s.c1 ? Math.hypot(s.c1[0] - s.a[0], s.c1[1] - s.a[1]) + Math.hypot(s.b[0] - s.c2[0], s.b[1] - s.c2[1]) : 0);
-  function dashedPieces(pts) {
-    const out = [];
-    let piece = [], length = 0;
-    const add = (s) => {
-      const l = reach(s);
-      if (l > DASH_PIECE) { const [h1, h2] = halves(s); add(h1); add(h2); return; }
-      if (piece.length && length + l > DASH_PIECE) { out.push(pathOf(piece)); piece = []; length = 0; }
-      piece.push(s);
-      length += l;
-    };
-    basisSegments(pts).forEach(add);
-    if (piece.length) out.push(pathOf(piece));
-    return out;
-  }
-  // where the segment from the box centre towards p leaves the box
-  function clip(box, p, shape) {
-    const dx = p[0] - box.x, dy = p[1] - box.y;
-    if (!dx && !dy) return [box.x, box.y];
-    let t;
-    if (shape === "circle" || shape === "double_circle") t = (box.w / 2) / Math.hypot(dx, dy);
-    else if (shape === "rhombus") t = 1 / (Math.abs(dx) / (box.w / 2) + Math.abs(dy) / (box.h / 2));
-    else t = Math.min(dx ? (box.w / 2) / Math.abs(dx) : Infinity, dy ? (box.h / 2) / Math.abs(dy) : Infinity);
-    t = Math.min(t, 1);
-    return [box.x + dx * t, box.y + dy * t];
-  }
-  const MARKERS = {
-    arrow: [null, "arrow"], dotted: [null, "arrow"], thick: [null, "arrow"], open: [null, null],
-    dotted_open: [null, null], thick_open: [null, null], circle: [null, "circle"], cross: [null, "cross"],
-    bidirectional: ["arrow", "arrow"], invisible: [null, null],
-  };
-  function markerDefs(id) {
-    return `<defs>
-<marker id="${id}-arrow-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M0,0L10,5L0,10z"/></marker>
-<marker id="${id}-arrow-start" viewBox="0 0 10 10" refX="1" refY="5" markerUnits="userSpaceOnUse" markerWidth="12" markerHeight="12" orient="auto"><path class="marker" d="M10,0L0,5L10,10z"/></marker>
-<marker id="${id}-circle-end" viewBox="0 0 10 10" refX="9" refY="5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><circle class="marker" cx="5" cy="5" r="4.5"/></marker>
-<marker id="${id}-cross-end" viewBox="0 0 11 11" refX="10" refY="5.5" markerUnits="userSpaceOnUse" markerWidth="11" markerHeight="11" orient="auto"><path class="marker cross" d="M1,1L10,10M10,1L1,10"/></marker>
-</defs>`;
-  }
+  // edge paths and markers: canvas-shapes.js; routes around nodes: canvas-layout.js
+  const { basis, dashedPieces, clip, MARKERS, markerDefs } = window.memvizShapes;
+  const { throughLabel, around, selfLoop } = window.memvizLayout;
 
   // ---- the group tree with collapsed groups as summary nodes ----------------------------------
   function statusSummary(members) {
@@ -202,6 +112,31 @@
     const detail = ["done", "doing", "todo", "paused", "blocked"].filter((k) => counts[k]).map((k) => `${counts[k]} ${k}`).join(", ");
     return { key, detail };
   }
+
+  // group id -> the ids (nodes and groups) inside it, at any depth
+  function nodeIdsInside(scene, groups) {
+    const inside = new Map([...groups.keys()].map((id) => [id, new Set()]));
+    const up = (gid, id) => { for (let g = gid, guard = 0; g && inside.has(g) && guard < 100; g = groups.get(g).parent, guard++) inside.get(g).add(id); };
+    for (const n of scene.nodes) if (n.group) up(n.group, n.id);
+    for (const g of groups.values()) if (g.parent) up(g.parent, g.id);
+    return inside;
+  }
+  // mermaid's rule: a group no edge crosses is laid out on its own, in its `direction` or else
+  // across its parent's (TB inside LR, LR inside TB); a group an edge crosses follows its parent.
+  function directions(scene, groups, blocks, inside) {
+    const crossed = new Set();
+    for (const e of scene.edges) {
+      for (const [gid, ids] of inside) if (ids.has(e.s) !== ids.has(e.t) && e.s !== gid && e.t !== gid) crossed.add(gid);
+    }
+    const dirOf = new Map([[null, normalDir(scene.direction)]]);
+    for (const g of groups.values()) {
+      const parent = dirOf.get(g.parent && dirOf.has(g.parent) ? g.parent : null);
+      const dir = crossed.has(g.id) || g.auto ? parent : g.dir ? normalDir(g.dir) : parent === "TB" ? "LR" : "TB";
+      dirOf.set(g.id, dir);
+      if (blocks.has(g.id)) blocks.get(g.id).dir = dir;
+    }
+  }
+  const normalDir = (d) => { const u = (d || "TB").toUpperCase(); return u === "TD" ? "TB" : u; };
 
   function build(scene, collapsed) {
     // canvases/canvas_scene.py sends unique ids and a shallow tree; whatever a scene holds, a
@@ -256,6 +191,7 @@
       leaves.set(n.id, leaf);
       blockOf(n.group).children.push(leaf);
     }
+    directions(scene, groups, blocks, nodeIdsInside(scene, groups));
     for (const [kind, g] of order) {
       const parent = blockOf(parentOfGroup(g.id));
       const child = kind === "block" ? blocks.get(g.id) : leaves.get(g.id);
@@ -273,16 +209,26 @@
     const edges = [];
     const seen = new Set();
     scene.edges.forEach((e, k) => {
-      if (e.kind === "invisible") return;
       const a = endpointOf(e.s), b = endpointOf(e.t);
-      if (!a || !b || a === b) return;
+      if (!a || !b) return;
       const merged = a !== e.s || b !== e.t;
+      // `~~~` is laid out (it orders a kanban's columns in mermaid) and never drawn
+      if (e.kind === "invisible" && (merged || a === b)) return;
+      if (a === b && merged) return; // a self-loop is drawn, an edge inside a collapsed group not
       const key = a + "\u0000" + b;
       if (merged && seen.has(key)) return;
       seen.add(key);
       edges.push({ a, b, e: merged ? { kind: "arrow" } : e, k });
     });
-    return { root, leaves, blocks, edges };
+    // the block a leaf or a group box sits in
+    const containerOf = (id) => {
+      const leaf = leaves.get(id);
+      if (leaf && leaf.node) return blockOf(leaf.node.group);
+      return blockOf(parentOfGroup(id));
+    };
+    const chain = (block) => { const out = []; for (let b = block, guard = 0; b && guard < 100; b = b.group ? blockOf(parentOfGroup(b.id)) : null, guard++) { out.push(b); if (!b.group) break; } return out; };
+    const commonBlock = (a, b) => { const up = new Set(chain(containerOf(a))); return chain(containerOf(b)).find((x) => up.has(x)) || root; };
+    return { root, leaves, blocks, edges, commonBlock };
   }
 
   function sortByPosition(model) {
@@ -296,7 +242,7 @@
   function draw(scene, options) {
     const collapsed = options.collapsed || new Set();
     const idPrefix = options.idPrefix || "mc";
-    const { root, leaves, blocks, edges } = build(scene, collapsed);
+    const { root, leaves, blocks, edges, commonBlock } = build(scene, collapsed);
     for (const leaf of leaves.values()) {
       const m = measure(leaf.lines);
       leaf.lines = m.lines;
@@ -304,7 +250,21 @@
       leaf.w = s.w; leaf.h = s.h;
     }
     for (const b of blocks.values()) if (b.group) b.titleW = textWidth(b.group.title || b.group.id);
-    const placed = memvizLayout.layout(root, edges, scene.direction);
+    // An edge label is a box of its own in the layout, on the edge's way between its ends (as
+    // dagre does for mermaid): the layout gives it room, so no node is drawn over it.
+    const layoutEdges = edges.map(({ a, b }) => ({ a, b }));
+    const labelBox = new Map(); // edge index -> {id, second: index of the edge's second half}
+    edges.forEach(({ a, b, e }, i) => {
+      if (a === b && leaves.has(a) && e.kind !== "invisible") leaves.get(a).loop = true;
+      if (!e.label || a === b || !leaves.has(a) || !leaves.has(b)) return;
+      const m = measure(e.label.split("\n"));
+      const id = "\u0001label" + i;
+      commonBlock(a, b).children.push({ id, w: m.tw + 8, h: m.th, labelOf: i });
+      layoutEdges[i] = { a, b: id };
+      labelBox.set(i, { id, second: layoutEdges.length });
+      layoutEdges.push({ a: id, b });
+    });
+    const placed = memvizLayout.layout(root, layoutEdges, scene.direction);
     const boxes = placed.boxes;
     const model = { leaves, blocks, edges, boxes, width: placed.width, height: placed.height, scene };
     sortByPosition(model);
@@ -332,15 +292,29 @@
       for (let guard = 0; g && guard < 100; g = groupParent.get(g), guard++) out.push(g);
       return out;
     };
+    const outerOnly = (id, other) => { const up = groupsOf(other); const mine = groupsOf(id).filter((g) => !up.includes(g)); return mine.length ? [mine[mine.length - 1]] : []; };
+    let members = null; // group -> the drawn leaves inside it, at any depth
+    const inside = (g) => {
+      if (!members) {
+        members = new Map();
+        for (const id of leaves.keys()) if (boxes.has(id)) for (const h of groupsOf(id)) { if (!members.has(h)) members.set(h, []); members.get(h).push(id); }
+      }
+      return members.get(g) || [];
+    };
     const edgeParts = [], labelParts = [];
     edges.forEach(({ a, b, e, k }, index) => {
       const ba = boxes.get(a), bb = boxes.get(b);
-      if (!ba || !bb) return;
-      const route = placed.routes.get(index) || [];
+      if (!ba || !bb || e.kind === "invisible") return;
+      const through = labelBox.get(index);
+      const at = through && boxes.get(through.id);
+      const route = a === b ? selfLoop(ba) : at ? throughLabel(placed.routes.get(index) || [], at, placed.routes.get(through.second) || [], ba, bb) : placed.routes.get(index) || [];
       const first = route.length ? route[0] : [bb.x, bb.y];
       const last = route.length ? route[route.length - 1] : [ba.x, ba.y];
       const la = leaves.get(a), lb = leaves.get(b);
-      const pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
+      let pts = [clip(ba, first, la && la.shape), ...route, clip(bb, last, lb && lb.shape)];
+      // the parts inside a group only one end is in run straight to the node: around its siblings
+      const own = [...outerOnly(a, b), ...outerOnly(b, a)];
+      if (own.length) pts = around(pts, own.flatMap((g) => inside(g)).filter((id) => id !== a && id !== b).map((id) => boxes.get(id)));
       const [ms, me] = MARKERS[e.kind] || MARKERS.arrow;
       const kind = /^thick/.test(e.kind) ? "thick" : /^dotted/.test(e.kind) ? "dotted" : "normal";
       const ds = kind === "dotted" ? dashedPieces(pts) : [basis(pts)];
@@ -357,10 +331,11 @@
         const p0 = ga && boxes.get(ga) ? clip(boxes.get(ga), pts[1] || pts[0]) : pts[0];
         const p1 = gb && boxes.get(gb) ? clip(boxes.get(gb), pts[pts.length - 2] || pts[0]) : pts[pts.length - 1];
         const mid = pts[Math.floor(pts.length / 2)];
-        const cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
-        const cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
-        const m = measure([e.label]);
-        labelParts.push(`<g class="edge-label" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label")}</g>`);
+        let cx = route.length ? mid[0] : (p0[0] + p1[0]) / 2;
+        let cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
+        if (at) { cx = at.x; cy = at.y; }
+        const m = measure(e.label.split("\n"));
+        labelParts.push(`<g class="edge-label" data-edge="${k}" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label").replace('class="label"', `class="label"${textColour(e.css) ? ` data-css="${esc(textColour(e.css))}"` : ""}`)}</g>`);
       }
     });
     parts.push(`<g class="edges">${edgeParts.join("")}</g>`, `<g class="cluster-titles">${titleParts.join("")}</g>`, `<g class="edge-labels">${labelParts.join("")}</g>`);
@@ -374,16 +349,18 @@
       const cls = n ? n.cls.join(" ") : `mvz_${leaf.key}`;
       const css = n ? n.css : "";
       const name = n ? `${n.id}: ${n.lines.join(", ")}` : `group ${leaf.group.title || leaf.id}, collapsed, ${leaf.lines[1]}`;
-      const shape = shapeSvg(leaf.shape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
+      const drawnShape = SHAPES.has(leaf.shape) ? leaf.shape : "rect";
+      const shape = shapeSvg(drawnShape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
       const textCss = textColour(css);
       const summary = leaf.summary ? ` data-group="${esc(id)}"` : "";
-      nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
-      model.labels.set(id, labelSvg(leaf.lines, "label").replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
+      nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} data-shape="${drawnShape}" transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
+      const shown = NO_LABEL.has(drawnShape) ? [] : leaf.lines;
+      model.labels.set(id, labelSvg(shown, "label", n && n.rich).replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
     }
     parts.push(`<g class="nodes">${nodeParts.join("")}</g>`);
-    const title = esc(options.title || "canvas");
+    const title = esc(scene.accTitle || options.title || "canvas"); // the author's accTitle first
     const svg = `<svg xmlns="http://www.w3.org/2000/svg" class="mc" id="${idPrefix}" role="group" aria-roledescription="canvas" aria-labelledby="${idPrefix}-title" width="100%" height="100%">` +
-      `<title id="${idPrefix}-title">${title}</title>${markerDefs(idPrefix)}<g class="mc-content">${parts.join("")}</g></svg>`;
+      `<title id="${idPrefix}-title">${title}</title>${scene.accDescr ? `<desc>${esc(scene.accDescr)}</desc>` : ""}${markerDefs(idPrefix)}<g class="mc-content">${parts.join("")}</g></svg>`;
     return { svg, model };
   }
 

@@ -7,6 +7,7 @@
   const RANK_SEP = 50; // mermaid's flowchart rankSpacing / nodeSpacing
   const NODE_SEP = 50;
   const DUMMY_W = 10;
+  const LOOP_W = 30; // how far a self-loop reaches right of its node (canvas-draw.js selfLoop)
   const GROUP_PAD = 16;
   const TITLE_H = 30;
   const SWEEPS = 6;
@@ -42,6 +43,13 @@
         else if (state[e.b] === 0) { state[e.b] = 1; stack.push([e.b, 0]); }
       }
     }
+    // An edge's label box sits on it (a -> label -> b): when breaking a cycle turned one half
+    // around, the other turns too, so the label lies between the ends (b -> label -> a) as dagre
+    // puts it, not past one end with the edge detouring to it.
+    const halves = new Map();
+    const half = (v) => { if (!halves.has(v)) halves.set(v, {}); return halves.get(v); };
+    for (const e of uniq) { if (items[e.b].label) half(e.b).into = e; if (items[e.a].label) half(e.a).out = e; }
+    for (const { into, out } of halves.values()) if (into && out && reversed.has(into) !== reversed.has(out)) { reversed.add(into); reversed.add(out); }
     const dag = uniq.map((e) => (reversed.has(e) ? { a: e.b, b: e.a, k: e.k, rev: true } : e));
     const preds = Array.from({ length: n }, () => []);
     const succs = Array.from({ length: n }, () => []);
@@ -120,7 +128,9 @@
     const rankH = layers.map((l) => l.reduce((m, v) => Math.max(m, nodes[v].h), 0));
     const rankY = [];
     let y = 0;
-    for (let r = 0; r <= maxRank; r++) { rankY.push(y + rankH[r] / 2); y += rankH[r] + RANK_SEP; }
+    // a rank of edge labels only sits half a gap from its neighbours, as in dagre (mermaid)
+    const labelRank = layers.map((l) => l.some((v) => v < n && items[v].label) && l.every((v) => v >= n || items[v].label));
+    for (let r = 0; r <= maxRank; r++) { rankY.push(y + rankH[r] / 2); y += rankH[r] + (labelRank[r] || labelRank[r + 1] ? RANK_SEP / 2 : RANK_SEP); }
     const x = new Float64Array(nodes.length);
     for (const layer of layers) {
       let cursor = 0;
@@ -207,8 +217,7 @@
   // where a and b are ids of leaves or groups. Returns {boxes: Map(id -> {x, y, w, h}) (centres),
   // routes: Map(edgeIndex -> points), width, height}.
   function layout(tree, edges, direction) {
-    const dir = (direction || "TD").toUpperCase();
-    const horizontal = dir === "LR" || dir === "RL";
+    const rootDir = (direction || "TD").toUpperCase(); // a group's own is its `dir`
     // Each id once, parents before children: a tree whose ids repeat (a node named like its
     // group, a group inside itself) would make the walks below loop or recurse without end.
     const parentOf = new Map([[tree.id, null]]);
@@ -248,9 +257,14 @@
     const size = new Map();
     const run = (g, isRoot) => {
       for (const c of g.children) if (c.children) run(c, false);
+      const dir = ((isRoot ? rootDir : g.dir) || rootDir).toUpperCase();
+      const horizontal = dir === "LR" || dir === "RL";
       const kids = g.children.map((c) => {
         const s = c.children ? size.get(c.id) : { w: c.w, h: c.h };
-        return horizontal ? { w: s.h, h: s.w } : s;
+        const loop = c.loop ? 2 * LOOP_W : 0; // room for a self-loop on the right, centre kept
+        const item = horizontal ? { w: s.h, h: s.w + loop } : { w: s.w + loop, h: s.h };
+        if (c.labelOf !== undefined) item.label = true;
+        return item;
       });
       const index = new Map(g.children.map((c, i) => [c.id, i]));
       const list = byBlock.get(g) || [];
@@ -305,5 +319,57 @@
     return { boxes, routes, width: total.w, height: total.h };
   }
 
-  window.memvizLayout = { layout, layered, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD };
+  // The route of a labelled edge: its two halves joined through the label box. The basis curve
+  // passes through a control point only between two in line with it, so the label's centre gets
+  // one on each side, where the edge enters and leaves the box.
+  function throughLabel(before, at, after, from, to) {
+    const p = before.length ? before[before.length - 1] : [from.x, from.y];
+    const q = after.length ? after[0] : [to.x, to.y];
+    let ux = q[0] - p[0], uy = q[1] - p[1];
+    const len = Math.hypot(ux, uy) || 1;
+    ux /= len; uy /= len;
+    const s = Math.min(Math.abs(ux) > 1e-6 ? at.w / 2 / Math.abs(ux) : Infinity, Math.abs(uy) > 1e-6 ? at.h / 2 / Math.abs(uy) : Infinity);
+    return [...before, [at.x - ux * s, at.y - uy * s], [at.x, at.y], [at.x + ux * s, at.y + uy * s], ...after];
+  }
+  // Does the segment p-q pass through the box (shrunk by 2)? Liang-Barsky clipping.
+  function hits(p, q, b) {
+    let t0 = 0, t1 = 1;
+    const dx = q[0] - p[0], dy = q[1] - p[1];
+    const sides = [[-dx, p[0] - (b.x - b.w / 2 + 2)], [dx, b.x + b.w / 2 - 2 - p[0]], [-dy, p[1] - (b.y - b.h / 2 + 2)], [dy, b.y + b.h / 2 - 2 - p[1]]];
+    for (const [d, r] of sides) {
+      if (!d) { if (r < 0) return false; continue; }
+      const t = r / d;
+      if (d < 0) t0 = Math.max(t0, t); else t1 = Math.min(t1, t);
+      if (t0 > t1) return false;
+    }
+    return true;
+  }
+  // The route with a waypoint beside each box a segment of it crosses, on the side the segment
+  // passes nearer to (across the segment's main direction).
+  function around(pts, blockers) {
+    const out = [pts[0]];
+    for (let i = 1; i < pts.length; i++) {
+      const p = out[out.length - 1], q = pts[i];
+      const crossed = blockers.filter((b) => b && hits(p, q, b));
+      crossed.sort((u, v) => Math.hypot(u.x - p[0], u.y - p[1]) - Math.hypot(v.x - p[0], v.y - p[1]));
+      const vertical = Math.abs(q[1] - p[1]) >= Math.abs(q[0] - p[0]);
+      for (const b of crossed) {
+        if (vertical) {
+          const t = Math.min(1, Math.max(0, (b.y - p[1]) / ((q[1] - p[1]) || 1)));
+          const side = p[0] + (q[0] - p[0]) * t >= b.x ? 1 : -1;
+          out.push([b.x + side * (b.w / 2 + 14), b.y]);
+        } else {
+          const t = Math.min(1, Math.max(0, (b.x - p[0]) / ((q[0] - p[0]) || 1)));
+          const side = p[1] + (q[1] - p[1]) * t >= b.y ? 1 : -1;
+          out.push([b.x, b.y + side * (b.h / 2 + 14)]);
+        }
+      }
+      out.push(q);
+    }
+    return out;
+  }
+  // a loop out of the node's right side and back, as mermaid draws an edge from a node to itself
+  const selfLoop = (box) => { const x = box.x + box.w / 2, y = box.y, r = LOOP_W; return [[x, y - 10], [x + r, y - 22], [x + r, y + 22], [x, y + 10]]; };
+
+  window.memvizLayout = { layout, layered, throughLabel, around, selfLoop, RANK_SEP, NODE_SEP, TITLE_H, GROUP_PAD, LOOP_W };
 })();

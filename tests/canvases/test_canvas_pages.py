@@ -162,3 +162,16 @@ def test_large_canvas_opens_as_overview_and_expands(client: Client, tmp_path: Pa
     assert "001-N7" in focus["render_body"] and "001-N27[" not in focus["render_body"]
     full = client.get("/a/big/c/001-big.mmd/?format=json&collapsed=").json()
     assert full["collapsed"] == []
+
+
+def test_the_legend_says_how_many_nodes_wear_the_authors_colours(
+    client: Client, upstream: Path
+) -> None:
+    """The author's classDef colours win over memviz's status colours (issue 21); the legend says
+    so, and a canvas the author did not colour has no such entry."""
+    coloured = BeautifulSoup(client.get("/a/main/c/002-migrate-orders-api.mmd/").content, "html.parser")
+    entry = coloured.select_one(".map-legend .legend-author")
+    assert entry is not None and "(1 node)" in entry.get_text()
+    plain = BeautifulSoup(client.get("/a/main/c/001-fix-login-timeout.mmd/").content, "html.parser")
+    assert plain.select_one(".map-legend") is not None
+    assert plain.select_one(".map-legend .legend-author") is None

@@ -8,6 +8,8 @@ from pathlib import Path
 from canvases.canvas_scene import AUTO_GROUP_OVER, canvas_scene, safe_css
 from canvases.mermaid import parse, render_body
 from canvases.mermaid.samples import sample_canvas
+from canvases.scene_labels import rich_lines
+from canvases.scene_shapes import SHAPE_OF_NAME, UNDRAWN, drawn_shape
 
 HERE = Path(__file__).parent
 UPSTREAM = HERE.parent / "fixtures" / "roots" / "fixture-a-upstream" / "main" / "mmds"
@@ -50,10 +52,19 @@ def test_agent_styles_are_kept_only_as_safe_drawing_properties() -> None:
         "  linkStyle 0 stroke:#0a0,stroke-width:3px"
     )
     a, b = canvas_scene(text)["nodes"]
-    # the status class wins over the agent's colours on a node (as in mermaid), a style line stays
-    assert a["css"] == "font-weight:bold;stroke:#00f"
-    assert b["css"] == "font-weight:bold"
+    # the author's colours win over memviz's status colours (issue 21: mermaid's picture); a
+    # style line comes last, so it wins over the classDef
+    assert a["css"] == "fill:#f00;font-weight:bold;stroke:#00f"
+    assert b["css"] == "fill:#f00;font-weight:bold"
     assert canvas_scene(text)["edges"][0]["css"] == "stroke:#0a0;stroke-width:3px"
+    styled = canvas_scene(
+        text + "\n  classDef default fill:#eee\n  linkStyle default stroke:#999\n  B --> A"
+    )
+    assert [n["css"] for n in styled["nodes"]] == [
+        "fill:#eee;fill:#f00;font-weight:bold;stroke:#00f",
+        "fill:#eee;fill:#f00;font-weight:bold",
+    ]
+    assert [e["css"] for e in styled["edges"]] == ["stroke:#999;stroke:#0a0;stroke-width:3px", "stroke:#999"]
 
 
 def test_crowded_blocks_become_groups_in_writing_order_and_small_ones_do_not() -> None:
@@ -78,3 +89,44 @@ def test_a_broken_or_one_line_canvas_still_gives_what_can_be_read() -> None:
     oneliner = canvas_scene((CORPUS / "oneliner.mmd").read_text(encoding="utf-8"))
     assert len(oneliner["nodes"]) > 1
     assert canvas_scene("") == {"direction": "TD", "nodes": [], "edges": [], "groups": []}
+
+
+def test_the_scene_reads_what_mermaid_reads_in_flowchart_syntax() -> None:
+    """Issue 21: mermaid 11's syntax is read as mermaid reads it, not as text or phantom nodes."""
+    scene = canvas_scene(
+        "flowchart LR\n"
+        "  accTitle: Build pipeline\n"
+        "  accDescr {\n    runs the tests\n    then ships\n  }\n"
+        '  A@{ shape: diam, label: "Ok?" } e1@--> B@{ shape: doc } & C@{ shape: bolt }\n'
+        "  e1@{ animate: true }\n"
+        "  B o--o C\n  C x--x A\n  A -->|retry<br/>after 5s| C\n"
+        '  D["`**bold** and _it_`"] --- E["<b>Ship</b> fa:fa-car now"]\n'
+        "  subgraph g[Group]\n    direction TB\n    D\n  end\n"
+    )
+    assert (scene["accTitle"], scene["accDescr"]) == ("Build pipeline", "runs the tests\nthen ships")
+    nodes = {n["id"]: n for n in scene["nodes"]}
+    assert list(nodes) == ["A", "B", "C", "D", "E"]  # e1 is an edge's id, not a node
+    assert [nodes[k].get("shape", "rect") for k in "ABC"] == ["rhombus", "document", "rect"]
+    edges = [(e["s"], e["t"], e["kind"], e.get("label")) for e in scene["edges"]]
+    assert edges[:5] == [
+        ("A", "B", "arrow", None),
+        ("A", "C", "arrow", None),
+        ("B", "C", "circle_both", None),
+        ("C", "A", "cross_both", None),
+        ("A", "C", "arrow", "retry\nafter 5s"),
+    ]
+    assert nodes["D"]["lines"] == ["bold and it"]
+    assert nodes["D"]["rich"] == [[["bold", "b"], [" and ", ""], ["it", "i"]]]
+    assert nodes["E"]["lines"] == ["Ship now"] and nodes["E"]["rich"] == [[["Ship", "b"], [" now", ""]]]
+    assert scene["groups"][0]["dir"] == "TB"
+    doc = parse("flowchart LR\n  accTitle: x\n  accDescr {\n  a\n  }\n  A --> B\n")
+    assert not doc.problems
+
+
+def test_formatting_tags_are_text_runs_never_markup() -> None:
+    lines, rich = rich_lines('<b onclick="x()">a</b><script>b</script>&lt;i&gt;c', "N")
+    assert lines == ["a<script>b</script><i>c"]  # only formatting tags are read; the rest is text
+    assert rich == [[["a", "b"], ["<script>b</script><i>c", ""]]]
+    assert rich_lines("snake_case_id", "N") == (["snake_case_id"], None)
+    assert drawn_shape("no-such-shape") == "rect" and drawn_shape("cyl") == "cylinder"
+    assert "bolt" in UNDRAWN and not set(UNDRAWN) & set(SHAPE_OF_NAME)

@@ -1,0 +1,172 @@
+"""memviz's renderer draws mermaid's picture: the fidelity corpus drawn by both, compared by facts.
+
+Each diagram of tests/fixtures/fidelity (flowcharts in the style of mermaid's flowchart docs and
+of agent status boards) is drawn by mermaid.js (the vendored bundle, the text the mermaid.js view
+draws) and by memviz's renderer (the page's scene and canvas-draw.js) in one chromium page; the
+facts read from both SVGs must agree: nodes and their visible text, edges with their labels and
+end markers, shapes, the author's colours on nodes and edges, bold/italic, groups and membership,
+direction, edge labels not covered by nodes, accTitle. Layout is free. See docs/canvas-rendering.md.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from canvases.canvas_scene import canvas_scene
+from canvases.mermaid.mermaid_source import mermaid_source
+from tests.conftest import MERMAID_JS, SCREENSHOTS
+
+REPO = Path(__file__).resolve().parents[2]
+CORPUS = REPO / "tests" / "fixtures" / "fidelity"
+FACTS_JS = Path(__file__).with_name("fidelity_facts.js")
+SCRIPTS = [MERMAID_JS] + [
+    REPO / "static" / "js" / name for name in ("canvas-layout.js", "canvas-shapes.js", "canvas-draw.js")
+]
+# Diagrams agreeing on every fact; the test fails if a change draws fewer of them alike.
+AGREEING_AT_LEAST = 50
+
+# Edges drawn through a node that is not one of their ends, over the corpus (mermaid: see the
+# test's output); the test fails if memviz's layout draws more.
+CROSSINGS_AT_MOST = 0
+# mermaid's shape names (its parser's for the classic syntax, the author's for `@{ shape }`) and
+# the shape memviz draws for each, from mermaid's flowchart docs.
+SHAPES = {
+    "squareRect": "rect", "rect": "rect", "roundedRect": "round", "rounded": "round",
+    "stadium": "stadium", "subroutine": "subroutine", "fr-rect": "subroutine",
+    "cylinder": "cylinder", "cyl": "cylinder", "circle": "circle", "odd": "asymmetric",
+    "diamond": "rhombus", "diam": "rhombus", "hexagon": "hexagon", "hex": "hexagon",
+    "lean_right": "parallelogram", "lean-r": "parallelogram", "lean_left": "parallelogram_alt",
+    "lean-l": "parallelogram_alt", "trapezoid": "trapezoid", "trap-b": "trapezoid",
+    "inv_trapezoid": "trapezoid_alt", "trap-t": "trapezoid_alt", "doublecircle": "double_circle",
+    "dbl-circ": "double_circle", "doc": "document", "tri": "triangle", "sm-circ": "small_circle",
+    "fork": "fork", "text": "text", "notch-rect": "notched_rect",
+}
+MERMAID_NODE = ("rgb(236,236,255)", "rgb(147,112,219)")  # mermaid's default theme: fill, stroke
+MERMAID_EDGE = MERMAID_TEXT = "rgb(51,51,51)"
+MERMAID_GROUP = ("rgb(255,255,222)", "rgb(170,170,51)")
+
+# looked at side by side (mermaid left, memviz right), in SCREENSHOTS
+SIDE_BY_SIDE_OF = ("22-shape-syntax-new.mmd", "33-board-subgraphs.mmd", "36-board-markdown.mmd",
+                   "39-board-many-labels.mmd", "50-lr-labels-groups.mmd")
+SIDE_BY_SIDE = """async ([item, name]) => {
+  const host = document.getElementById("drawing");
+  host.innerHTML = '<div style="display:flex;gap:8px"><div id="m" style="width:790px;height:1000px"></div>' +
+    '<div id="v" style="width:790px;height:1000px"></div></div>';
+  const { svg } = await mermaid.render("side" + name.slice(0, 2), item.text);
+  host.querySelector("#m").innerHTML = svg;
+  const drawn = memvizDraw.draw(memvizDraw.normalize(item.scene), { collapsed: new Set(), idPrefix: "side" });
+  const v = host.querySelector("#v");
+  v.innerHTML = drawn.svg;
+  for (const g of v.querySelectorAll("g.node[data-memviz-id]")) g.insertAdjacentHTML("beforeend", drawn.model.labels.get(g.dataset.memvizId));
+  const root = v.querySelector("svg");
+  memvizDraw.applyCss(root);
+  const b = root.querySelector(".mc-content").getBBox();
+  root.setAttribute("viewBox", `${b.x - 10} ${b.y - 10} ${b.width + 20} ${b.height + 20}`);
+}"""
+
+pytestmark = [pytest.mark.browser]
+
+
+def corpus() -> dict[str, str]:
+    return {p.name: p.read_text(encoding="utf-8") for p in sorted(CORPUS.glob("*.mmd"))}
+
+
+def differences(m: dict[str, Any], v: dict[str, Any]) -> dict[str, list[str]]:
+    """feature -> what memviz draws differently from mermaid (empty: the same picture)."""
+    out: dict[str, list[str]] = {}
+
+    def differ(feature: str, what: str) -> None:
+        out.setdefault(feature, []).append(what)
+
+    if "error" in v:
+        return {"drawing": [v["error"]]}
+    mn, vn = m["nodes"], v["nodes"]
+    if set(mn) != set(vn):
+        differ("nodes", f"{sorted(set(mn) ^ set(vn))}")
+    for node_id in set(mn) & set(vn):
+        a, b = mn[node_id], vn[node_id]
+        if a["text"] != b["text"]:
+            differ("node text", f"{node_id}: {a['text']!r} vs {b['text']!r}")
+        if SHAPES.get(a["shape"], "rect") != (b["shape"] or "rect"):
+            differ("shapes", f"{node_id}: {a['shape']} vs {b['shape']}")
+        for paint, default in zip(("fill", "stroke"), MERMAID_NODE, strict=True):
+            if a[paint] not in (default, b[paint]):  # what the author set, as they set it
+                differ("node colours", f"{node_id} {paint}: {a[paint]} vs {b[paint]}")
+        if a["text"] and a["ink"] not in (MERMAID_TEXT, b["ink"]):
+            differ("node colours", f"{node_id} text: {a['ink']} vs {b['ink']}")
+        if (a["bold"], a["italic"]) != (b["bold"], b["italic"]):
+            differ("bold/italic", f"{node_id}: {a['bold']} {a['italic']} vs {b['bold']} {b['italic']}")
+        if a["group"] != b["group"]:
+            differ("groups", f"{node_id} in {a['group']} vs {b['group']}")
+    key = lambda e: (e["s"], e["t"], e["label"])  # noqa: E731
+    me, ve = sorted(m["edges"], key=key), sorted(v["edges"], key=key)
+    if [key(e) for e in me] != [key(e) for e in ve]:
+        differ("edges, edge labels", f"{[key(e) for e in me]} vs {[key(e) for e in ve]}")
+    else:
+        for a, b in zip(me, ve, strict=True):
+            if a["ends"] != b["ends"]:
+                differ("edge ends", f"{key(a)}: {a['ends']} vs {b['ends']}")
+            if a["stroke"] != MERMAID_EDGE and a["stroke"] != b["stroke"]:
+                differ("edge colours", f"{key(a)}: {a['stroke']} vs {b['stroke']}")
+            if a["ink"] not in ("", MERMAID_TEXT, b["ink"]):
+                differ("edge colours", f"{key(a)} label: {a['ink']} vs {b['ink']}")
+    if m["clusters"] != v["clusters"]:
+        differ("groups", f"{m['clusters']} vs {v['clusters']}")
+    for title, paint in m["paint"].items():
+        for got, want, default in zip(v["paint"].get(title, paint), paint, MERMAID_GROUP, strict=True):
+            if want not in (default, got):
+                differ("group colours", f"{title}: {want} vs {got}")
+    if covered := sorted(set(v["covered"]) - set(m["covered"])):
+        differ("edge labels covered", f"{covered}")
+    for group, way in m["direction"].items():
+        if v["direction"].get(group, way) != way:
+            differ("direction", f"{group or 'diagram'}: {way} vs {v['direction'][group]}")
+    if m["hidden"] != v["hidden"]:
+        differ("invisible links (~~~)", f"{m['hidden']} vs {v['hidden']}")
+    if any(want and want not in got for want, got in zip(m["title"], v["title"], strict=True)):
+        differ("accTitle/accDescr", f"{m['title']} vs {v['title']}")
+    return out
+
+
+def test_memviz_draws_the_same_picture_as_mermaid(chromium_launch: dict) -> None:
+    from playwright.sync_api import sync_playwright
+
+    texts = corpus()
+    items = [{"text": mermaid_source(t), "scene": canvas_scene(t)} for t in texts.values()]
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(**chromium_launch)
+        page = browser.new_page(viewport={"width": 1600, "height": 1200})
+        page.set_content('<html><body><div id="drawing" style="width:3000px;height:3000px"></div></body></html>')
+        page.add_style_tag(path=str(REPO / "static" / "css" / "memviz.css"))
+        for script in SCRIPTS:
+            page.add_script_tag(path=str(script))
+        results = page.evaluate(FACTS_JS.read_text(encoding="utf-8"), items)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for name in SIDE_BY_SIDE_OF:
+            page.evaluate(SIDE_BY_SIDE, [items[list(texts).index(name)], name])
+            page.screenshot(path=str(SCREENSHOTS / f"fidelity-{name.removesuffix('.mmd')}.png"))
+        browser.close()
+    drawn = {n: r for n, r in zip(texts, results, strict=True) if "error" not in r["mermaid"]}
+    report = {name: differences(r["mermaid"], r["memviz"]) for name, r in drawn.items()}
+    agreeing = [name for name, diff in report.items() if not diff]
+    by_feature: dict[str, int] = {}
+    for diff in report.values():
+        for feature in diff:
+            by_feature[feature] = by_feature.get(feature, 0) + 1
+    crossings = [sum(r[who]["crossings"] for r in drawn.values()) for who in ("mermaid", "memviz")]
+    print(f"\nsame picture: {len(agreeing)}/{len(drawn)} (mermaid refused {len(texts) - len(drawn)})")
+    print(f"edges through a node not their own: mermaid {crossings[0]}, memviz {crossings[1]}")
+    for feature, count in sorted(by_feature.items()):
+        print(f"  {feature}: {count} diagrams differ")
+    for name, r in drawn.items():
+        if r["memviz"]["crossings"] > r["mermaid"]["crossings"]:
+            print(f"  {name} · edges through other nodes: {r['memviz']['crossings']}")
+    for name, diff in report.items():
+        for feature, whats in diff.items():
+            print(f"  {name} · {feature}: {'; '.join(whats)[:300]}")
+    assert len(drawn) == len(texts), "mermaid.js refused a corpus diagram"
+    assert len(agreeing) >= AGREEING_AT_LEAST, report
+    assert crossings[1] <= CROSSINGS_AT_MOST
