@@ -42,7 +42,10 @@ def label_with(node: Node, changes: dict[str | None, str]) -> str:
                     at = i
                     break
             segments.insert(at, (key, line))
-    return "<br/>".join(raw_segment_safe(segment) for _, segment in segments if segment != "")
+    kept = [(key, segment) for key, segment in segments if segment != ""]
+    if kept and kept[0][0] is not None:  # the first segment is read as the title: keep one there
+        kept.insert(0, (None, node.id))
+    return "<br/>".join(raw_segment_safe(segment) for _, segment in kept)
 
 
 def ref_with_label(doc: Canvas, ref: NodeRef, label: str, *, force_rect: bool = False) -> str:

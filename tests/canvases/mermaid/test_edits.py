@@ -386,3 +386,12 @@ def test_a_merge_leaves_no_bare_id_line_where_an_edge_became_a_self_loop():
     lines = [line.strip() for line in merged.splitlines()]
     assert "001-N1" not in lines  # the agent reads no stray statement
     assert "001-N1 --> 001-N3[\"c\"]" in lines and list(parse(merged).nodes) == ["001-N1", "001-N3"]
+
+
+def test_status_on_an_empty_label_keeps_a_title_first() -> None:
+    """The first segment of a label is its title: `N7[""]` + status must not read as title
+    "status: done" (found by the set_status property test)."""
+    text = 'flowchart TD\n    N7[""]\n    A --> N7\n'
+    doc = parse(edits.set_status(text, "N7", "done").text)
+    assert doc.nodes["N7"].fields.status == "done"
+    assert doc.nodes["N7"].fields.title == "N7"
