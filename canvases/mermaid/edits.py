@@ -422,6 +422,8 @@ def _finish(
         raise EditError(f"this edit could not be applied cleanly: {error}") from None
     _check_written_lines(written)
     id_map = fields.get("id_map")
+    if doc.has_errors:
+        _check_no_text_became_nodes(doc, new_text, id_map if isinstance(id_map, dict) else {})
     renumbered = _renumber_link_styles(doc, new_text, id_map if isinstance(id_map, dict) else {})
     if renumbered is not None:
         new_text, diff = renumbered, _diff(doc.text, renumbered)
@@ -429,6 +431,17 @@ def _finish(
     for key, value in fields.items():
         setattr(result, key, value)
     return result
+
+
+def _check_no_text_became_nodes(doc: Canvas, new_text: str, rename: dict[str, str]) -> None:
+    """On a canvas with unreadable text, taking a statement off its line can leave that text
+    alone, where it reads as a node (`B["x"]junk["y"]` less `B` is `junk["y"]`): refuse."""
+    appeared = set(parse(new_text).nodes) - set(doc.nodes) - set(rename.values())
+    if appeared:
+        raise EditError(
+            "the text left on a line this edit changes would read as new nodes "
+            f"({', '.join(sorted(appeared))}): fix the lines the canvas page marks first"
+        )
 
 
 def _renumber_link_styles(doc: Canvas, new_text: str, rename: dict[str, str]) -> str | None:

@@ -395,3 +395,12 @@ def test_status_on_an_empty_label_keeps_a_title_first() -> None:
     doc = parse(edits.set_status(text, "N7", "done").text)
     assert doc.nodes["N7"].fields.status == "done"
     assert doc.nodes["N7"].fields.title == "N7"
+
+
+def test_a_merge_never_turns_unreadable_text_into_a_node() -> None:
+    """Found by the merge property test: `B["x"]junk["y"]` less `B` would read as node `junk`."""
+    text = 'flowchart TD\n    A["a"]\n    B["x"]junk["y"]\n    A --> B\n'
+    with pytest.raises(EditError, match="junk"):
+        edits.merge(text, ["A", "B"])
+    clean = 'flowchart TD\n    A["a"]\n    B["x"]\n    A --> B\n'
+    assert set(parse(edits.merge(clean, ["A", "B"]).text).nodes) == {"A"}
