@@ -35,18 +35,39 @@ mkdir -p artifacts
 
 # Test processes in parallel: most tests wait on servers, browsers and child processes, so more
 # workers than cores keep both cores busy. Each worker has its own var folder and Redis database
-# (memviz/test_workers.py) and its own test database (pytest-django).
-WORKERS="${MEMVIZ_TEST_WORKERS:-4}"
+# (memviz/test_workers.py) and its own test database (pytest-django). The two passes run side by
+# side, each into its own log, shown when both are done.
+SQLITE_WORKERS="${MEMVIZ_TEST_WORKERS:-4}"
+PG_WORKERS="${MEMVIZ_TEST_PG_WORKERS:-2}"
+run_pass() {  # name, then the command
+  local name=$1; shift
+  set +e; "$@" >"$WORK/$name.log" 2>&1; echo $? >"$WORK/$name.rc"; set -e
+}
 
-echo "== pytest (SQLite, in-memory channel layer, filesystem Celery broker)"
-$BIN/pytest -q -n "$WORKERS" --dist worksteal tests
-
-echo "== pytest (PostgreSQL + Redis: database, channel layer and Celery broker)"
+echo "== pytest, two passes side by side: SQLite (in-memory channel layer, filesystem Celery"
+echo "   broker) and PostgreSQL + Redis (database, channel layer and Celery broker)"
+started=$SECONDS
+run_pass sqlite env MEMVIZ_VAR_DIR="$WORK/var-sqlite" \
+  $BIN/pytest -q -n "$SQLITE_WORKERS" --dist worksteal tests &
+SQLITE_PID=$!
 # The suite's own process runs a live server's threads, workers' beat threads and its tests on
 # one pool: it may wait longer for a pooled connection than the product's 2 s outage answer
 # (the servers the tests start keep that: tests/live/conftest.py server_env).
-DATABASE_URL="$MEMVIZ_TEST_POSTGRES_URL" REDIS_URL="$MEMVIZ_TEST_REDIS_URL" MEMVIZ_DB_POOL_WAIT=30 \
-  $BIN/pytest -q -n "$WORKERS" --dist worksteal -m "database and not browser" tests
+run_pass postgres env MEMVIZ_VAR_DIR="$WORK/var-pg" MEMVIZ_TEST_REDIS_DB_OFFSET=8 \
+  DATABASE_URL="$MEMVIZ_TEST_POSTGRES_URL" REDIS_URL="$MEMVIZ_TEST_REDIS_URL" MEMVIZ_DB_POOL_WAIT=30 \
+  $BIN/pytest -q -n "$PG_WORKERS" --dist worksteal -m "database and not browser" tests &
+PG_PID=$!
+wait "$SQLITE_PID" "$PG_PID"
+for name in sqlite postgres; do
+  echo "== pytest ($name) log"
+  cat "$WORK/$name.log"
+done
+echo "== both passes took $((SECONDS - started)) s"
+FAILED=0
+for name in sqlite postgres; do
+  if [ "$(cat "$WORK/$name.rc")" != 0 ]; then echo "!! the $name pass failed"; FAILED=1; fi
+done
+[ "$FAILED" = 0 ] || exit 1
 
 echo "== benchmarks (quick mode)"
 scripts/run_benches.sh --quick
