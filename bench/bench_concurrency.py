@@ -6,7 +6,7 @@ Two real web servers and a watcher (bench/load.py) on SQLite, and on PostgreSQL 
 `MEMVIZ_TEST_POSTGRES_URL` names a server. Phase 1: N readers alone (the floor). Phase 2: the same
 readers while the agent appends 50 rows/s (each with its ref) and a person edits every 0.5 s.
 Prints page p50/p95 of both phases and their ratio (target: p95 with the agent ≤ 2× the floor),
-and the edit round-trip p50/p95 under that load. ``--quick``: 4 s phases, 8 readers.
+and the edit round-trip p50/p95 under that load. ``--quick``: 2 s phases, 8 readers.
 """
 
 from __future__ import annotations
@@ -139,7 +139,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    seconds, count = (4.0, 8) if args.quick else (30.0, 20)
+    seconds, count = (2.0, 8) if args.quick else (30.0, 20)
     run("SQLite", None, seconds, count)
     server = os.environ.get("MEMVIZ_TEST_POSTGRES_URL")
     if server:

@@ -8,6 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export MEMVIZ_VAR_DIR="${MEMVIZ_VAR_DIR:-$(mktemp -d)}"
+mkdir -p "$MEMVIZ_VAR_DIR"
 STRICT=0
 ARGS=()
 for arg in "$@"; do

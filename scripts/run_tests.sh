@@ -30,7 +30,8 @@ su postgres -s /bin/sh -c "$PG_BIN/initdb -D $WORK/pg -A trust -U postgres >/dev
 su postgres -s /bin/sh -c "$PG_BIN/pg_ctl -D $WORK/pg -o '-p $PG_PORT -k $WORK/pg -c listen_addresses=127.0.0.1 -c fsync=off' -l $WORK/pglog/pg.log -w start >/dev/null"
 export MEMVIZ_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/memviz"
 
-export MEMVIZ_VAR_DIR="$WORK/var"
+export MEMVIZ_VAR_DIR="$WORK/var"  # the benchmarks' (each test pass has its own)
+mkdir -p "$MEMVIZ_VAR_DIR"
 mkdir -p artifacts
 
 # Test processes in parallel: most tests wait on servers, browsers and child processes, so more
