@@ -81,7 +81,7 @@ def main() -> int:
         measure(path.name, path.read_text("utf-8"), demo_rows(path.parents[1]), args.target)
     text = sample_canvas(300)
     rng = random.Random(11)
-    rows = [
+    rows: list[tuple[str, float | None, bool]] = [
         (node, rng.choice([0, 2, 5, 7, 9]), False) for node in parse(text).nodes
         for _ in range(rng.randint(0, 3))
     ]
