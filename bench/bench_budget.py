@@ -100,7 +100,7 @@ def main() -> int:
     size = 100 if args.quick else 300
     text = sample_canvas(size)
     rng = random.Random(11)
-    rows = [
+    rows: list[tuple[str, float | None, bool]] = [
         (node, rng.choice([0, 2, 5, 7, 9]), False) for node in parse(text).nodes
         for _ in range(rng.randint(0, 3))
     ]

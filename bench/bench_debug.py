@@ -70,9 +70,8 @@ def bench_replay(tmp: Path, rows: int, requests: int, floor_page: float, missed:
     print(f"  floor: load the session's rows   {ms(floor)}")
     print(f"  build the frames (cold)          {ms(cold)}  {cold / floor:6.1f}x the load")
     base = f"/a/{agent.slug}/s/{session.session_id}/replay/"
-    stamps = [
-        replay.times[i].isoformat() for i in range(0, len(replay), max(1, len(replay) // requests))
-    ]
+    step = max(1, len(replay) // requests)
+    stamps = [t.isoformat() for t in replay.times[::step] if t is not None]
     client = Client()
     steps = timed_gets(
         client, [f"{base}?format=json&limit=1&at={s.replace('+', '%2B')}" for s in stamps]

@@ -77,7 +77,7 @@ def p95(samples: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def timed_gets(client, urls: list[str]) -> list[float]:  # type: ignore[no-untyped-def]
+def timed_gets(client, urls: list[str]) -> list[float]:
     out = []
     for url in urls:
         started = time.perf_counter()

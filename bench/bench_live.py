@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 
 import websockets
+from websockets.typing import Origin
 
 REPO = Path(__file__).resolve().parents[1]
 AGENT = "agent-00"
@@ -141,15 +142,15 @@ class Server:
         self.proc.wait(10)
 
 
-def connect(server: Server, agent: str):  # type: ignore[no-untyped-def]
+def connect(server: Server, agent: str):
     return websockets.connect(
-        f"{server.ws_base}{agent}/", origin=f"http://127.0.0.1:{server.port}", max_size=None
+        f"{server.ws_base}{agent}/", origin=Origin(f"http://127.0.0.1:{server.port}"), max_size=None
     )
 
 
 async def receive_rows(
     ws, latencies: dict[str, float], sent: dict[str, float], expected: int, timeout: float
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Read messages until ``expected`` rows named in ``sent`` arrived; record each one's latency."""
     deadline = time.monotonic() + timeout
     while len(latencies) < expected and time.monotonic() < deadline:
@@ -166,7 +167,7 @@ async def receive_rows(
 
 async def collect(
     server: Server, agent: str, expected: int, sent: dict[str, float], produce, timeout: float
-) -> list[float]:  # type: ignore[no-untyped-def]
+) -> list[float]:
     """Connect, run ``produce`` in a thread, return latencies (s) of every expected row."""
     latencies: dict[str, float] = {}
     async with connect(server, agent) as ws:

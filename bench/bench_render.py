@@ -179,7 +179,7 @@ class Server:
         self.proc.wait(10)
 
 
-def memviz_first(browser, url: str) -> tuple[float, int]:  # type: ignore[no-untyped-def]
+def memviz_first(browser, url: str) -> tuple[float, int]:
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.goto(url)
@@ -190,7 +190,7 @@ def memviz_first(browser, url: str) -> tuple[float, int]:  # type: ignore[no-unt
     return at, drawn
 
 
-def bare_first(browser, server: Server, body: str, timeout_s: float):  # type: ignore[no-untyped-def]
+def bare_first(browser, server: Server, body: str, timeout_s: float):
     """(ms from navigation start to mermaid's SVG in the page, the open page for more floors)."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
@@ -204,7 +204,7 @@ def bare_first(browser, server: Server, body: str, timeout_s: float):  # type: i
     return float(page.evaluate("window.benchDone")), page, context
 
 
-def click_panel(page) -> list[float]:  # type: ignore[no-untyped-def]
+def click_panel(page) -> list[float]:
     return page.evaluate(
         """async () => {
       const view = memvizCanvas.view(), model = memvizCanvas.model(), r = view.visibleRect();
@@ -233,7 +233,7 @@ def click_panel(page) -> list[float]:  # type: ignore[no-untyped-def]
     )
 
 
-def edit_rerender(page, count: int) -> list[float]:  # type: ignore[no-untyped-def]
+def edit_rerender(page, count: int) -> list[float]:
     times = []
     for k in range(count):
         times.append(
@@ -261,7 +261,7 @@ def edit_rerender(page, count: int) -> list[float]:  # type: ignore[no-untyped-d
     return times
 
 
-def log_in(context, server: Server, next_url: str):  # type: ignore[no-untyped-def]
+def log_in(context, server: Server, next_url: str):
     page = context.new_page()
     page.goto(f"{server.url}/login/?next={next_url}")
     page.fill("input[name=username]", USER)
@@ -294,7 +294,7 @@ def ratio(a: float, b: float) -> str:
 ALL_PARTS = ("first", "click", "edit", "zoom")
 
 
-def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool, quick: bool, parts: tuple[str, ...] = ALL_PARTS) -> dict:  # type: ignore[no-untyped-def]
+def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool, quick: bool, parts: tuple[str, ...] = ALL_PARTS) -> dict:
     from canvases.mermaid import render_body
 
     body = render_body(text)
@@ -314,6 +314,7 @@ def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool
                 context.close()
             t, page, context = bare_first(browser, server, body, timeout_s=600)
             times.append(t)
+        assert page is not None and context is not None  # runs >= 1
         row["bare"] = min(times)
         if len(text) < 100_000:  # the edit target is for 300 nodes; 1000 would take minutes more
             row["bare_edit"] = median([page.evaluate("benchRender(benchBody)") for _ in range(2)])

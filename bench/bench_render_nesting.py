@@ -13,6 +13,7 @@ import argparse
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -50,11 +51,9 @@ def main() -> int:
     for size in (depth // 4, depth):
         text = nested(size)
         doc = parse(text)
-        floor = best_of(repeats, lambda text=text: parse(text))
-        plain = best_of(repeats, lambda text=text, doc=doc: render_body(text, doc=doc))
-        collapsed = best_of(
-            repeats, lambda text=text, doc=doc: render_body(text, collapse=["S1"], doc=doc)
-        )
+        floor = best_of(repeats, partial(parse, text))
+        plain = best_of(repeats, partial(render_body, text, doc=doc))
+        collapsed = best_of(repeats, partial(render_body, text, collapse=["S1"], doc=doc))
         times[size] = plain
         print(f"{size:,} nested subgraphs ({len(text):,} chars)")
         print(f"  floor: parse                {floor * 1e3:9.2f} ms")

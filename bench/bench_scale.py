@@ -51,7 +51,7 @@ def pct(values: list[float], p: float) -> float:
 # worker: one database, one size
 
 
-def _timed(fn, n: int) -> list[float]:  # type: ignore[no-untyped-def]
+def _timed(fn, n: int) -> list[float]:
     out = []
     for i in range(n):
         started = time.perf_counter()
@@ -165,11 +165,12 @@ def worker(root: Path, requests: int, appends: int) -> dict:
 
     agent = Agent.objects.get(slug="agent-00")
     other = Agent.objects.get(slug="agent-01")
-    session = AgentSession.objects.filter(agent=other).order_by("session_id").first()
-    big = agent.canvases.order_by("-node_count").first()
-    own_session = AgentSession.objects.filter(agent=agent).order_by("session_id").first()
+    session = AgentSession.objects.filter(agent=other).earliest("session_id")
+    big = agent.canvases.latest("node_count")
+    own_session = AgentSession.objects.filter(agent=agent).earliest("session_id")
     node = "001-N5"
     client = Client()
+    first = client.get("/search/?q=deploy&format=json").json()
     pages = {
         "floor: minimal view": "/bench-floor/",
         "search common": "/search/?q=deploy",
@@ -181,7 +182,7 @@ def worker(root: Path, requests: int, appends: int) -> dict:
         "search common, agent": "/search/?q=deploy&agent=agent-02",
         "search rare, session": f"/search/?q=module_123.py&agent=agent-01&session={session.session_id}",
         "search common, status": "/search/?q=deploy&status=blocked",
-        "search more (page 2)": None,
+        "search more (page 2)": f"/search/?q=deploy&rows_before={first['more']['rows']}",
         "home page": "/",
         "agent page": "/a/agent-00/",
         "agent page JSON": "/a/agent-00/?format=json",
@@ -191,8 +192,6 @@ def worker(root: Path, requests: int, appends: int) -> dict:
         "session page min_score=, deep": _deep_filtered(own_session),
         "node detail": f"/a/agent-00/c/{big.filename}/n/{node}/?format=json",
     }
-    first = client.get("/search/?q=deploy&format=json").json()
-    pages["search more (page 2)"] = f"/search/?q=deploy&rows_before={first['more']['rows']}"
     latencies = {}
     for name, url in pages.items():
         client.get(url)  # warm: templates, caches
@@ -213,7 +212,7 @@ def worker(root: Path, requests: int, appends: int) -> dict:
     return out
 
 
-def _deep_filtered(session) -> str:  # type: ignore[no-untyped-def]
+def _deep_filtered(session) -> str:
     """A page of a filtered session near its end (the one OFFSET paging paid most for)."""
     from sessions.models import Row
 
@@ -327,7 +326,7 @@ class Postgres:
                 self._as_postgres(f"{self.bin}/pg_ctl -D {self.cluster} -m fast stop")
 
 
-def run_one(db: str, rows: int, root: Path, work: Path, pg: Postgres | None, args) -> dict:  # type: ignore[no-untyped-def]
+def run_one(db: str, rows: int, root: Path, work: Path, pg: Postgres | None, args) -> dict:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     var = work / f"var-{db}-{rows}"
     shutil.rmtree(var, ignore_errors=True)

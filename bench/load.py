@@ -62,7 +62,7 @@ def pct(values: list[float], p: float) -> float:
 
 
 @contextlib.contextmanager
-def postgres_database(server_url: str):  # type: ignore[no-untyped-def]
+def postgres_database(server_url: str):
     """A fresh, empty database on the server of `server_url`; dropped afterwards."""
     import psycopg
 
@@ -209,11 +209,12 @@ class Browser:
         return self.request("GET", path)
 
     def csrf(self) -> str:
-        for cookie in self.jar:
-            if cookie.name.endswith("csrftoken"):  # memviz<port>_csrftoken
-                return cookie.value
-        self.get("/login/")
-        return next(c.value for c in self.jar if c.name.endswith("csrftoken"))
+        for _ in range(2):  # a page first sets the cookie
+            for cookie in self.jar:
+                if cookie.name.endswith("csrftoken") and cookie.value:  # memviz<port>_csrftoken
+                    return cookie.value
+            self.get("/login/")
+        raise RuntimeError("no CSRF cookie after /login/")
 
     def login(self, user: str = USER, password: str = PASSWORD) -> None:
         token = self.csrf()

@@ -48,7 +48,7 @@ def _request_class() -> type:
 
     from memviz.body_gate import gate_for, push_allowed, session_signed_in
 
-    class GatedRequest(WebRequest):  # type: ignore[misc, valid-type]
+    class GatedRequest(WebRequest):
         _refused = False
         _pending: tuple | None = None  # requestReceived's arguments while a check runs
         _checking = False
@@ -121,8 +121,6 @@ def _request_class() -> type:
             super().requestReceived(command, path, version)
 
         def _refuse(self, status: int, message: str) -> None:
-            from twisted.internet import reactor
-
             self._refused = True
             self.content = BytesIO()
             channel, transport = self.channel, self.channel.transport
@@ -146,7 +144,7 @@ def _request_class() -> type:
                 transport.loseWriteConnection()  # the answer goes out; reading goes on briefly
             except (AttributeError, NotImplementedError):
                 transport.loseConnection()
-            reactor.callLater(LINGER_SECONDS, transport.abortConnection)
+            channel.callLater(LINGER_SECONDS, transport.abortConnection)  # the reactor's, via the channel
 
     return GatedRequest
 
@@ -156,7 +154,7 @@ def _websocket_class() -> type:
 
     from memviz.body_gate import ws_message_limit
 
-    class GatedWebSocketProtocol(WebSocketProtocol):  # type: ignore[misc, valid-type]
+    class GatedWebSocketProtocol(WebSocketProtocol):
         """Each socket's message limit follows its path (a push batch: the HTTP push's limit)."""
 
         def onConnect(self, request: Any) -> Any:

@@ -75,9 +75,9 @@ class Pusher:
                     )
         for path in agent.mmd_files:
             out += self._whole(path, lambda p: {"type": "canvas", "name": p.name, "text": _text(p)})
-        for path, kind in ((agent.state_path, "state"), (agent.registry_path, "registry")):
-            if path is not None and path.is_file():
-                out += self._whole(path, lambda p, kind=kind: _json_event(kind, p))
+        for json_path, kind in ((agent.state_path, "state"), (agent.registry_path, "registry")):
+            if json_path is not None and json_path.is_file():
+                out += self._whole(json_path, lambda p, kind=kind: _json_event(kind, p))
         return out
 
     def _whole(self, path: Path, make: Any) -> list[tuple[dict[str, Any], Any]]:

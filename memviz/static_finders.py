@@ -7,7 +7,7 @@ finders, which know only the source names; the templates name the hashed copies 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, overload
 
 from django.conf import settings
 from django.contrib.staticfiles.finders import BaseFinder
@@ -17,6 +17,10 @@ class CollectedFilesFinder(BaseFinder):
     def check(self, **kwargs: Any) -> list:
         return []
 
+    @overload
+    def find(self, path: str, find_all: Literal[False] = False, **kwargs: Any) -> str | None: ...
+    @overload
+    def find(self, path: str, find_all: Literal[True], **kwargs: Any) -> list[str]: ...
     def find(self, path: str, find_all: bool = False, **kwargs: Any) -> str | list[str] | None:
         root = Path(settings.STATIC_ROOT).resolve()
         candidate = (root / path).resolve()

@@ -58,7 +58,7 @@ def login_blocked(request: HttpRequest | None, username: str | None) -> bool:
 
 
 class ThrottledModelBackend(ModelBackend):
-    def authenticate(  # type: ignore[override]
+    def authenticate(
         self,
         request: HttpRequest | None,
         username: str | None = None,

@@ -17,7 +17,7 @@ class AgentSessionsConfig(AppConfig):
         post_migrate.connect(_triggers_ensure, sender=self)
 
 
-def _register_sqlite_functions(sender, connection, **kwargs) -> None:  # type: ignore[no-untyped-def]
+def _register_sqlite_functions(sender, connection, **kwargs) -> None:
     """The search index's SQL needs ``memviz_grams`` on every SQLite connection."""
     if connection.vendor == "sqlite":
         from sessions.search_index import sqlite_functions
@@ -25,7 +25,7 @@ def _register_sqlite_functions(sender, connection, **kwargs) -> None:  # type: i
         sqlite_functions(connection.connection)
 
 
-def _triggers_ensure(sender, using, **kwargs) -> None:  # type: ignore[no-untyped-def]
+def _triggers_ensure(sender, using, **kwargs) -> None:
     """Django rebuilds a SQLite table to alter it, dropping its triggers: put them back."""
     from django.db import connections
 

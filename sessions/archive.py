@@ -20,7 +20,7 @@ import tarfile
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 CHUNK = 1 << 20
 DEFAULT_MAX_FILES = 100_000
@@ -45,7 +45,7 @@ def _check_name(name: str) -> PurePosixPath:
     return posix
 
 
-def _copy_limited(source: BinaryIO, target: Path, budget: list[int], made: set[Path]) -> None:
+def _copy_limited(source: IO[bytes], target: Path, budget: list[int], made: set[Path]) -> None:
     if target.parent not in made:
         target.parent.mkdir(parents=True, exist_ok=True)
         made.add(target.parent)
@@ -139,7 +139,7 @@ def _unpack_zip(archive: Path, dest: Path, budget: list[int], max_files: int) ->
 def _tar_members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     """The members one at a time; tarfile's own list of them is emptied as we go."""
     while (member := tf.next()) is not None:
-        tf.members.clear()
+        tf.members.clear()  # type: ignore[attr-defined]  # tarfile's undocumented list, absent from typeshed
         yield member
 
 

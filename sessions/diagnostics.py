@@ -206,15 +206,15 @@ def diagnose(
             )
         if end is None:
             continue
-        for node in canvas.doc.nodes.values():
-            status = (node.fields.status or "").lower()
-            stamp = parse_instant(node.fields.timestamp)
+        for placed in canvas.doc.nodes.values():
+            status = (placed.fields.status or "").lower()
+            stamp = parse_instant(placed.fields.timestamp)
             if status in STUCK_STATUSES and stamp is not None and stamp < end - STUCK_AFTER:
                 found["stuck_node"].add(
                     {
                         "canvas": canvas.file,
-                        "node_id": node.id,
-                        **_detail("status_since", status=status, stamp=node.fields.timestamp),
+                        "node_id": placed.id,
+                        **_detail("status_since", status=status, stamp=placed.fields.timestamp),
                     }
                 )
     return [found[k] for k in KINDS]

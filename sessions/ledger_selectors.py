@@ -73,7 +73,7 @@ def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> dict
         [len(r.summary) for r in rows], lambda k: rows[k].summary, count_tokens_many
     )
     canvases = canvases_parsed(agent)
-    by_number = {}
+    by_number: dict[int, str] = {}
     for c in canvases:
         prefix = c.file.split("-", 1)[0]
         if prefix.isdigit():
@@ -95,11 +95,11 @@ def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> dict
     position = 0
     for c in shown:
         count = c.text.count("\n") + 1
-        times = tl.node_times(c.doc.nodes, first_rows, parse_instant)
+        first_seen = tl.node_times(c.doc.nodes, first_rows, parse_instant)
         growth[c.file] = tl.canvas_growth(
             c.file,
             c.text,
-            times,
+            first_seen,
             line_tokens[position : position + count],
             count_tokens(c.text) if exact else None,
         )

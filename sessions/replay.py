@@ -217,10 +217,10 @@ def build_replay(
     }
     latest = {file: vs[-1].text for file, vs in ordered.items()}
     by_number: dict[int, str] = {}
-    for file in sorted(ordered):
-        match = _NUMBER.match(file)
+    for name in sorted(ordered):
+        match = _NUMBER.match(name)
         if match:
-            by_number.setdefault(int(match.group(1)), file)
+            by_number.setdefault(int(match.group(1)), name)
     times = _carry_times(rows)
     sorted_times = _running_max(times)
     active = active_canvases(rows, node_canvas_map(latest), by_number, fallback_active)

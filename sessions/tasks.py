@@ -45,7 +45,7 @@ def _hold_for_tests(beat: JobBeat) -> None:
 @shared_task(
     bind=True, acks_late=True, reject_on_worker_lost=True, name="sessions.tasks.ingest_task"
 )
-def ingest_task(self, job_id: int) -> dict:  # type: ignore[no-untyped-def]
+def ingest_task(self, job_id: int) -> dict:
     job = job_claim(job_id)
     if job is None:
         return {"skipped": job_id}  # done already, or running in a live worker

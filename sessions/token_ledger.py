@@ -122,7 +122,7 @@ def canvas_growth(
     lines = _line_ids(text, list(node_times))
     steps: dict[datetime | None, float] = {}
     for ids, tokens in zip(lines, line_tokens, strict=True):
-        known = [node_times[i] for i in ids if node_times.get(i) is not None]
+        known = [t for i in ids if (t := node_times.get(i)) is not None]
         when = max(known) if known else None
         steps[when] = steps.get(when, 0.0) + tokens
     line_sum = sum(line_tokens)

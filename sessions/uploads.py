@@ -105,12 +105,12 @@ def may_manage(holder: Path, user: Any) -> bool:
     return bool(user.is_staff) or _owner_id(holder) == user.pk
 
 
-def _agents_in(folder: Path):  # type: ignore[no-untyped-def]
+def _agents_in(folder: Path):
     prefix = str(folder.resolve()) + "/"
     return Agent.objects.filter(path__startswith=prefix)
 
 
-def _jobs_in(folder: Path):  # type: ignore[no-untyped-def]
+def _jobs_in(folder: Path):
     resolved = str(folder.resolve())
     return IngestJob.objects.filter(path__startswith=resolved + "/") | IngestJob.objects.filter(
         path=resolved

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -78,7 +79,7 @@ class RefMissing(LookupError):
 
 
 @require_GET
-def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponse:
+def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponseBase:
     try:
         ref, path = _ref_lookup(agent, name)
     except UnsafePath as exc:
@@ -270,7 +271,8 @@ def upload_view(request: HttpRequest) -> HttpResponse:
     root = None
     if upload is None:
         error = "choose a .zip or .tar.gz file to upload"
-    elif upload.size > settings.MEMVIZ_UPLOAD_MAX_BYTES:
+    elif upload.size is None or upload.size > settings.MEMVIZ_UPLOAD_MAX_BYTES:
+        # a size Django could not tell is refused rather than stored without a bound
         error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
     else:
         try:

@@ -72,13 +72,13 @@ def fixture_canvases() -> dict[str, Path]:
 
 
 @pytest.fixture(autouse=True)
-def _own_journal(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def _own_journal(tmp_path: Path, settings) -> None:
     """Each test gets its own intent journal (a rolled-back test never clears its intents)."""
     settings.MEMVIZ_JOURNAL_DIR = tmp_path / "intents"
 
 
 @pytest.fixture(autouse=True)
-def _celery_eager():  # type: ignore[no-untyped-def]
+def _celery_eager():
     from memviz.celery import app
 
     app.conf.task_always_eager = True
@@ -106,7 +106,7 @@ def chromium_launch() -> dict:
 
 
 @pytest.fixture
-def page(chromium_launch: dict):  # type: ignore[no-untyped-def]
+def page(chromium_launch: dict):
     """A chromium tab; ``page.errors`` collects uncaught page errors."""
     from playwright.sync_api import sync_playwright
 
