@@ -69,7 +69,7 @@ test-deps:
 # mypy (django-stubs) over the whole project: the apps, memviz, the benchmarks and scripts. The tests
 # stay out (their fixtures and the test client's responses are untyped); tests/conftest.py is checked
 # through the benchmarks that import it.
-TYPED := canvases sessions memviz bench scripts manage.py
+TYPED := canvases sessions reviews memviz bench scripts manage.py
 
 lint: setup
 	$(BIN)/ruff check .

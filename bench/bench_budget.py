@@ -13,6 +13,7 @@ import random
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -80,7 +81,7 @@ def measure(
     return seconds, floor
 
 
-def _timed(fn, *args) -> float:  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[..., object], *args: object) -> float:
     started = time.perf_counter()
     fn(*args)
     return time.perf_counter() - started

@@ -19,6 +19,7 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -27,6 +28,9 @@ sys.path.insert(0, str(REPO / "bench"))
 from bench_debug import ms  # noqa: E402
 from bench_ingest import p95, setup_django, timed_gets  # noqa: E402
 from targets import missed as missed_mark  # noqa: E402
+
+if TYPE_CHECKING:
+    from sessions.models import Agent, AgentSession
 
 BUILD_TARGET_X = 10.0
 PAGE_TARGET_MS = 150.0
@@ -71,7 +75,7 @@ def _run_b(
     return b
 
 
-def build(rows: int, files: int, slug: str) -> tuple[object, object, object]:
+def build(rows: int, files: int, slug: str) -> tuple[Agent, AgentSession, AgentSession]:
     from canvases.models import Canvas, CanvasNode
     from sessions.models import Agent, AgentSession, Ref, Row
 
@@ -134,7 +138,7 @@ def build(rows: int, files: int, slug: str) -> tuple[object, object, object]:
     return agent, sessions[0], sessions[1]
 
 
-def load_floor(a: object, b: object) -> float:
+def load_floor(a: AgentSession, b: AgentSession) -> float:
     from sessions.models import Row
 
     started = time.perf_counter()
@@ -176,7 +180,7 @@ def main() -> int:
         print(f"  floor: load both sessions' rows        {ms(floor)}")
         memo_clear()
         started = time.perf_counter()
-        built = cs.comparison_for(agent, a, b)  # type: ignore[arg-type]
+        built = cs.comparison_for(agent, a, b)
         cold = time.perf_counter() - started
         summary = built["result"].summary
         ok = cold / floor <= BUILD_TARGET_X
@@ -193,7 +197,7 @@ def main() -> int:
         )
     # pages of the last pair of sessions, its comparison memoized
     client = Client()
-    base = f"/a/{agent.slug}/compare/?a={a.session_id}&b={b.session_id}"  # type: ignore[attr-defined]
+    base = f"/a/{agent.slug}/compare/?a={a.session_id}&b={b.session_id}"
     pairs = len(built["result"].pairs)
     for label, urls in (
         ("first page (HTML)", [base] * requests),
