@@ -38,9 +38,9 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
 from bench_scale import Postgres, root_for, working_copy  # noqa: E402
+from targets import FLAT_GROWTH as GROWTH  # noqa: E402
 from targets import missed  # noqa: E402
 
-GROWTH = 2.0
 FLAT = ("unchanged", "after the watcher", "1 row + ref")
 
 

@@ -1,8 +1,8 @@
 """Incremental ingest does work proportional to what changed, and misses nothing (issue 11).
 
 The live path (the watcher names the changed files) finds new refs from new rows and from the
-events, checks a grown file in constant time and never lists the refs folder; an explicit
-ingest (or the periodic full check) lists it and re-reads prefixes, catching the rest.
+events, checks a grown file in constant time and never lists the refs folder; the periodic full
+pass (or ``full``) lists it and re-reads prefixes, catching the rest.
 """
 
 from __future__ import annotations
