@@ -3,8 +3,9 @@
 A file whose size and mtime are unchanged is skipped; an offload JSONL that only grew is read from
 its last byte offset (checked against what was read before); anything else is re-read. Work is
 proportional to what changed: figures move by deltas, refs are found from new rows and watcher
-events (``changed``), and whole folders are listed only by an explicit ingest or every
-``MEMVIZ_FULL_CHECK_SECONDS`` (see sessions/ref_index.py and sessions/tracked.py).
+events (``changed``), and whole prefixes are checksummed and refs folders listed only by a full
+pass, every ``MEMVIZ_FULL_CHECK_SECONDS`` per agent or when asked for (see ``ingest_agent``,
+sessions/ref_index.py and sessions/tracked.py).
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ def test_one_appended_row_costs_its_bytes_not_the_file(
     agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     [session_file] = agent_dir.glob("offload-*.jsonl")
-    ref = write_ref(agent_dir, "appended.md", "c-appended")
+    write_ref(agent_dir, "appended.md", "c-appended")
     with session_file.open("a", encoding="utf-8") as handle:
         handle.write(
             '{"tool_call_id": "c-appended", "summary": "one more", "node_id": "001-N1", '
