@@ -3,8 +3,9 @@
 A file whose size and mtime are unchanged is skipped; an offload JSONL that only grew is read from
 its last byte offset (checked against what was read before); anything else is re-read. Work is
 proportional to what changed: figures move by deltas, refs are found from new rows and watcher
-events (``changed``), and whole folders are listed only by an explicit ingest or every
-``MEMVIZ_FULL_CHECK_SECONDS`` (see sessions/ref_index.py and sessions/tracked.py).
+events (``changed``), and whole prefixes are checksummed and refs folders listed only by a full
+pass, every ``MEMVIZ_FULL_CHECK_SECONDS`` per agent or when asked for (see ``ingest_agent``,
+sessions/ref_index.py and sessions/tracked.py).
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -29,6 +29,7 @@ from canvases.indexing import canvas_index_file, canvas_remove_missing
 from canvases.write_path import intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions import counters
+from sessions.ingest_progress import IngestProgress, ProgressFn, RowsProgress, bytes_to_read
 from sessions.ingest_report import IngestReport
 from sessions.locks import agent_locked
 from sessions.memory.layout import AgentFolder, discover_agents
@@ -51,18 +52,13 @@ log = logging.getLogger(__name__)
 # The paths a caller knows changed (the watcher's events, as absolute paths): None means
 # "unknown, check everything".
 _changed: ContextVar[frozenset[str] | None] = ContextVar("memviz_ingest_changed", default=None)
+# True: verify everything now (``manage.py ingest --full``), whenever the last full pass was.
+_full: ContextVar[bool] = ContextVar("memviz_ingest_full", default=False)
 # On the live path, past this many new rows a full refs scan is cheaper than per-row lookups.
 LIVE_REF_LOOKUPS = 10_000
 
 
-@dataclass
-class IngestProgress:
-    done: int
-    total: int
-    message: str
-
-
-ProgressFn = Callable[[IngestProgress], None]
+__all__ = ["IngestProgress", "ProgressFn", "ingest_agent_dir", "ingest_path"]
 
 
 def agent_slug_for(folder_name: str, path: Path) -> str:
@@ -99,34 +95,37 @@ def agent_for_folder(folder: AgentFolder, root: Path) -> Agent:
 
 
 def ingest_path(
-    path: Path, *, progress: ProgressFn | None = None, changed: Iterable[str | Path] | None = None
+    path: Path,
+    *,
+    progress: ProgressFn | None = None,
+    changed: Iterable[str | Path] | None = None,
+    full: bool = False,
 ) -> IngestReport:
     """Index every agent folder found at ``path`` (a data root or one agent folder).
 
     ``changed``: the files the caller saw change (the watcher); reads then check only those,
-    cheaply. Without it every folder is checked in full (only what changed is re-read).
+    cheaply. Without it every file is statted and what changed is read (see ``ingest_agent``
+    for when the bytes read before are verified too; ``full``: now). ``progress`` is told the
+    rows read and the rows estimated (``sessions.ingest_progress``).
     """
     started = time.perf_counter()
     report = IngestReport()
     folders = discover_agents(path)
-    total = sum(len(f.session_files) + len(f.mmd_files) + 2 for f in folders)
-    done = 0
-
-    def tick(message: str, advance: int = 1) -> None:
-        nonlocal done
-        done += advance
-        if progress is not None:
-            progress(IngestProgress(done=done, total=total, message=message))
-
-    with _changed_paths(changed):
-        for folder in folders:
-            agent = ingest_folder(folder, path, report, tick)
-            report.agents.append(agent.slug)
+    rows = RowsProgress(progress, *bytes_to_read(folders)) if progress is not None else None
+    tick = rows.tick if rows is not None else _no_tick
+    full_token = _full.set(full)
+    try:
+        with _changed_paths(changed):
+            for folder in folders:
+                agent = ingest_folder(folder, path, report, tick)
+                report.agents.append(agent.slug)
+    finally:
+        _full.reset(full_token)
     if report.rows_added >= 1000:
         statistics_refresh(report.rows_added)
     report.seconds = round(time.perf_counter() - started, 3)
-    if progress is not None:
-        progress(IngestProgress(done=total, total=total, message="done"))
+    if rows is not None:
+        rows.finish()
     return report
 
 
@@ -190,17 +189,27 @@ def ingest_folder(
     return agent
 
 
-def _no_tick(message: str, advance: int = 1) -> None:
+def _no_tick(message: str, rows: int = 0, read: int = 0) -> None:
     pass
 
 
 def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: Tick) -> AgentDelta:
+    """Bring the index of one agent in line with its folder.
+
+    Three depths. The watcher's (``changed``): only the files it named. An explicit ingest: a
+    stat of every file, and what changed is read; a file that grew is checked with the quick
+    digest and read from where it was left (sessions/tracked.py), and new refs are those new
+    rows name, so one appended row costs the same at any size. A full pass, every
+    ``MEMVIZ_FULL_CHECK_SECONDS`` per agent on either path (and with ``full``): the bytes read
+    before are checksummed whole and changed refs folders listed, catching what nothing
+    announces (a same-length rewrite far from the end, a ref written without a row or deleted).
+    """
     delta = AgentDelta(agent_pk=agent.pk, agent_slug=agent.slug)
     changed = _changed.get()
     now = time.time()
-    if changed is not None and now - agent.checked_at >= settings.MEMVIZ_FULL_CHECK_SECONDS:
-        changed = None  # the live path's periodic full pass: catch what no event named
-    if changed is None:
+    full = _full.get() or now - agent.checked_at >= settings.MEMVIZ_FULL_CHECK_SECONDS
+    if full:
+        changed = None  # the periodic full pass: catch what no event named
         agent.checked_at = now
     state = read_state(folder.state_path)
     agent.state_data = state.data
@@ -223,7 +232,7 @@ def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: 
             folder=folder,
             keys_by_session={e.session_id: e.session_key for e in entries},
             placed=counters.PlacedLookup(agent.pk),
-            live=changed is not None,
+            live=not full,
             report=report,
             delta=delta,
             # A new agent's first rows have no page open to announce them to (and a 1M-row
@@ -243,7 +252,7 @@ def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: 
     if stale:
         TrackedFile.objects.filter(pk__in=stale).delete()
 
-    refs = refs_sync(agent, folder, ctx, changed)
+    refs = refs_sync(agent, folder, ctx, changed, full)
     delta.new_refs = refs.new
     report.refs_indexed += refs.indexed
     agent.refs_count += refs.count
@@ -262,14 +271,19 @@ def _named(changed: frozenset[str] | None, path: Path) -> bool:
 
 
 def refs_sync(
-    agent: Agent, folder: AgentFolder, ctx: SessionsContext, changed: frozenset[str] | None
+    agent: Agent,
+    folder: AgentFolder,
+    ctx: SessionsContext,
+    changed: frozenset[str] | None,
+    full: bool,
 ) -> RefsChange:
-    """A full scan of what changed (see ref_index); on the live path, only the refs named by
-    new rows and by the watcher's events."""
+    """A full pass scans the refs folders that changed (see ref_index); otherwise only the
+    refs named by new rows and by the watcher's events are looked at."""
     many = sum(len(refs) for refs in ctx.result_refs.values()) > LIVE_REF_LOOKUPS
-    if changed is None or many:
+    if full or many:
         return refs_full_scan(agent, folder, keep_names=ctx.announce)
-    names = {n for p in changed if (n := ref_name_for(folder, Path(p))) is not None}
+    events = changed or frozenset()
+    names = {n for p in events if (n := ref_name_for(folder, Path(p))) is not None}
     for layout_dir, result_refs in ctx.result_refs.items():
         for result_ref in result_refs:
             with contextlib.suppress(UnsafePath, ValueError):

@@ -13,13 +13,15 @@ an interrupted one is safe.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -126,6 +128,67 @@ def short_lock_wait(seconds: float = 1.0) -> Iterator[None]:
             cursor.execute(f"PRAGMA busy_timeout = {usual}")
 
 
+def _board(job_id: int) -> Path:
+    return Path(settings.VAR_DIR) / "job-progress" / f"{job_id}.json"
+
+
+def _board_write(job_id: int, worker: str, latest: Any) -> None:
+    """SQLite: the beat's figures in a file next to the database (replaced whole, atomically).
+
+    An ingest holds SQLite's only write lock for a whole agent, so the beat's UPDATE waits
+    until the agent is done: a single large agent showed 0 % and no heartbeat (the page called
+    its worker dead) until it ended. Every process that can open a SQLite database shares its
+    machine, so a file there is seen by all of them; ``job_live`` reads it.
+    """
+    path = _board(job_id)
+    data = {"worker": worker, "at": timezone.now().isoformat()}
+    if latest is not None:
+        data.update(done=latest.done, total=latest.total, message=latest.message)
+    try:
+        path.parent.mkdir(exist_ok=True)
+        temp = path.with_suffix(f".{os.getpid()}.tmp")
+        temp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temp, path)
+    except OSError as exc:  # a full disk delays the figures, never the ingest
+        log.debug("job %s: progress file not written (%s)", job_id, exc)
+
+
+def _board_read(job: IngestJob) -> tuple[datetime, dict] | None:
+    """The progress file of a running job on SQLite, when its beat wrote it after the row."""
+    if job.status != IngestJob.RUNNING or connection.vendor != "sqlite":
+        return None
+    try:
+        data = json.loads(_board(job.pk).read_text(encoding="utf-8"))
+        at = datetime.fromisoformat(data["at"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if data.get("worker") != job.worker or (job.heartbeat_at and at <= job.heartbeat_at):
+        return None
+    return at, data
+
+
+def beat_at(job: IngestJob) -> datetime | None:
+    """When the job's beat last wrote (the row's heartbeat, or the newer progress file)."""
+    board = _board_read(job)
+    return board[0] if board is not None else job.heartbeat_at
+
+
+def job_live(job: IngestJob) -> IngestJob:
+    """``job`` with the latest figures and heartbeat of its beat (on SQLite: those of the
+    progress file when it is newer than the row; see ``_board_write``). Not saved."""
+    board = _board_read(job)
+    if board is not None:
+        job.heartbeat_at, data = board
+        if "done" in data:
+            job.done, job.total, job.message = data["done"], data["total"], data["message"]
+    return job
+
+
+def _board_clear(job_id: int) -> None:
+    with contextlib.suppress(OSError):
+        _board(job_id).unlink()
+
+
 class JobBeat:
     """The job row's only writer while its ingest runs: progress, heartbeat, and a watchdog.
 
@@ -133,7 +196,8 @@ class JobBeat:
     connection may be inside a COPY (which allows no other statement: the process waited on
     itself) or inside the agent's transaction (an UPDATE there locks the job row until commit,
     freezing every other writer of the row). A thread with its own connection, in autocommit,
-    writes the latest progress and the heartbeat. If the progress has not moved for
+    writes the latest progress and the heartbeat (on SQLite, whose write lock the ingest holds,
+    to a file first: ``_board_write``). If the progress has not moved for
     MEMVIZ_JOB_STALL_SECONDS, it fails the job (the page offers Retry), cancels the ingest's
     statement on PostgreSQL (a wait on a lock ends) and makes the next report raise.
     """
@@ -183,10 +247,14 @@ class JobBeat:
             connection.close()
 
     def _write(self, latest: Any, **fields: Any) -> int:
+        sqlite = connection.vendor == "sqlite"
+        if sqlite and not fields:
+            _board_write(self.job_id, self.worker, latest)
         if latest is not None:
             fields.update(done=latest.done, total=latest.total, message=latest.message)
         try:
-            with short_lock_wait():
+            # SQLite: the file has the figures; the row is written when the ingest lets it
+            with short_lock_wait(0.1 if sqlite and "status" not in fields else 1.0):
                 return IngestJob.objects.filter(
                     pk=self.job_id, status=IngestJob.RUNNING, worker=self.worker
                 ).update(heartbeat_at=timezone.now(), **fields)
@@ -200,7 +268,7 @@ class JobBeat:
                 exc,
             )
             self._quiet = True
-            return 0
+            return int(sqlite and "status" not in fields)  # the file has it
 
     def _stalled(self, seconds: float) -> None:
         where = f" (at: {self.latest.message})" if self.latest is not None else ""
@@ -228,9 +296,11 @@ def job_finish(job_id: int, worker: str, status: str, **fields: Any) -> int:
     """The task's last write: only while the job is still this worker's and running (not
     after the watchdog failed it, nor once recovery handed it to another worker)."""
     with short_lock_wait(5.0):
-        return IngestJob.objects.filter(pk=job_id, status=IngestJob.RUNNING, worker=worker).update(
-            status=status, finished_at=timezone.now(), **fields
-        )
+        finished = IngestJob.objects.filter(
+            pk=job_id, status=IngestJob.RUNNING, worker=worker
+        ).update(status=status, finished_at=timezone.now(), **fields)
+    _board_clear(job_id)
+    return finished
 
 
 def _pid_gone(worker: str) -> bool:
@@ -258,7 +328,8 @@ def jobs_recover() -> list[int]:
     stale = now - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS)
     requeued: list[int] = []
     for job in IngestJob.objects.filter(status=IngestJob.RUNNING):
-        silent = job.heartbeat_at is None or job.heartbeat_at < stale
+        last = beat_at(job)
+        silent = last is None or last < stale
         if not (silent or _pid_gone(job.worker)):
             continue
         mine = IngestJob.objects.filter(pk=job.pk, status=IngestJob.RUNNING, worker=job.worker)
@@ -324,7 +395,8 @@ def job_is_stale(job: IngestJob) -> bool:
     if job.status != IngestJob.RUNNING:
         return False
     stale = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS)
-    return job.heartbeat_at is None or job.heartbeat_at < stale
+    last = beat_at(job)
+    return last is None or last < stale
 
 
 def start_recovery_thread(interval: float | None = None) -> threading.Thread:

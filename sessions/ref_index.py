@@ -7,8 +7,8 @@ Bodies stay on disk (unless ``MEMVIZ_INDEX_REF_TEXT``). Two ways to learn what c
 * ``refs_full_scan``: lists a refs folder whose mtime or size moved since its last full scan
   and checks the names against the index's (no stat per indexed ref: refs are written once),
   catching what the live path cannot know of: refs written without a row, and refs deleted.
-  It runs on every ingest that checks everything (an explicit one, and the live path's
-  periodic full pass); an unchanged folder costs one stat.
+  It runs on a full pass (every MEMVIZ_FULL_CHECK_SECONDS per agent, or ``manage.py ingest
+  --full``); an unchanged folder costs one stat.
 """
 
 from __future__ import annotations

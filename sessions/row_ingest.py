@@ -48,13 +48,16 @@ KNOWN_ROW_KEYS = frozenset(
 )
 ROW_BATCH = 5000
 SETTLE_SECONDS = 0.5
+# Past this many bytes to read, the drawn node ids are read once instead of per batch.
+WHOLE_LOOKUP_BYTES = 4 << 20
 
 
 class Tick(Protocol):
-    """Progress: one more step done (``advance=0``: still busy on it, e.g. after each batch of
-    rows, so a long file is not taken for a stalled ingest; see sessions/jobs.py JobBeat)."""
+    """Progress: a step done, or a batch of ``rows`` read, ``read`` bytes of the file further
+    (after each batch, so a long file is not taken for a stalled ingest; see sessions/jobs.py
+    JobBeat, and sessions/ingest_progress.py for the figures)."""
 
-    def __call__(self, message: str, advance: int = 1) -> None: ...
+    def __call__(self, message: str, rows: int = 0, read: int = 0) -> None: ...
 
 
 @dataclass
@@ -65,14 +68,15 @@ class SessionsContext:
     folder: AgentFolder
     keys_by_session: dict[str, str]
     placed: PlacedLookup
-    # True on the watcher's path: quick checks of what was read before (see sessions/tracked.py)
+    # False on a full pass (sessions/ingest.py): the bytes read before are verified whole;
+    # True otherwise: the quick check (see sessions/tracked.py), refs found from new rows
     live: bool
     report: IngestReport
     delta: AgentDelta
     sessions: dict[str, AgentSession] = field(default_factory=dict)
     tracked: dict[str, TrackedFile] = field(default_factory=dict)
     announce: bool = True  # collect new rows' ids for the live broadcast
-    # result_ref values of new rows, by the folder they are relative to (live path only)
+    # result_ref values of new rows, by the folder they are relative to (``live`` only)
     result_refs: dict[Path, set[str]] = field(default_factory=dict)
     sink: RowSink = field(default_factory=RowSink)
 
@@ -101,6 +105,8 @@ def sessions_ingest(ctx: SessionsContext, files: list[SessionFile], tick: Tick) 
             reads.append(read)
         else:
             tick(f"{ctx.agent.slug}: {session_file.path.name}")
+    pending = sum(read.st.st_size - read.stream.start_offset for read in reads)
+    ctx.placed.whole = ctx.placed.whole or pending > WHOLE_LOOKUP_BYTES
     with ctx.sink:
         for read in reads:
             session_file_rows(ctx, read, tick)
@@ -189,10 +195,12 @@ def session_file_rows(ctx: SessionsContext, read: FileRead, tick: Tick) -> None:
     new_ids: list[str] = []
     old_ids = read.old_ids
     name = f"{ctx.agent.slug}: {read.session_file.path.name}"
+    position = read.stream.start_offset
     for batch in read.stream:
         rows_insert(ctx, read.session, batch)
         ctx.report.rows_added += len(batch)
-        tick(f"{name}: {read.session.rows_count:,} rows", advance=0)
+        tick(name, rows=len(batch), read=read.stream.end_offset - position)
+        position = read.stream.end_offset
         if ctx.announce:
             new_ids += [r.tool_call_id for r in batch if r.tool_call_id not in old_ids]
         if ctx.live:

@@ -45,7 +45,7 @@ def _hold_for_tests(beat: JobBeat) -> None:
 @shared_task(
     bind=True, acks_late=True, reject_on_worker_lost=True, name="sessions.tasks.ingest_task"
 )
-def ingest_task(self, job_id: int) -> dict:
+def ingest_task(self, job_id: int, full: bool = False) -> dict:
     job = job_claim(job_id)
     if job is None:
         return {"skipped": job_id}  # done already, or running in a live worker
@@ -62,7 +62,7 @@ def ingest_task(self, job_id: int) -> dict:
     with beat:
         try:
             _hold_for_tests(beat)
-            report = ingest_path(Path(job.path), progress=progress)
+            report = ingest_path(Path(job.path), progress=progress, full=full)
         except Exception as exc:
             job_finish(
                 job_id, job.worker, IngestJob.FAILED, message=beat.failure or public_message(exc)

@@ -5,11 +5,11 @@ place, so "it grew" is not enough: the bytes already read must be unchanged.
 
 * ``quick_digest``: the first 4 KB and the 64 KB before ``offset`` (about 200 rows). L2 rewrites
   the rows it just claimed, near the end; any change of length anywhere before ``offset``
-  shifts the bytes of that window too. Constant cost, for the live path.
+  shifts the bytes of that window too. Constant cost, for every ingest but a full pass.
 * ``prefix_digest``: a checksum of all of ``[0, offset)``. CRC-32 and Adler-32 both extend with
-  new bytes, so it is kept current by reading only what was appended, and a full pass (an
-  explicit ingest, or every ``MEMVIZ_FULL_CHECK_SECONDS`` on the live path) re-reads the
-  prefix once to compare.
+  new bytes, so it is kept current by reading only what was appended, and a full pass (every
+  ``MEMVIZ_FULL_CHECK_SECONDS`` per agent, or ``manage.py ingest --full``) re-reads the prefix
+  once to compare.
 """
 
 from __future__ import annotations

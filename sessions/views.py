@@ -22,7 +22,7 @@ from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
 from sessions import selectors
 from sessions.archive import ArchiveError
-from sessions.jobs import job_dispatch, job_is_stale, job_retry
+from sessions.jobs import job_dispatch, job_is_stale, job_live, job_retry
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import AgentSession, IngestJob, Ref
@@ -191,19 +191,28 @@ def search_page(request: HttpRequest) -> HttpResponse:
 
 
 def _job_json(job: IngestJob) -> dict:
+    job = job_live(job)  # SQLite: the figures its beat could not write yet
     return {
         "id": job.pk,
         "path": job.path,
         "status": job.status,
-        "done": job.done,
-        "total": job.total,
+        "done": job.done,  # rows read
+        "total": job.total,  # rows estimated (exact once finished)
         "percent": job.percent,
+        "progress": _job_progress(job),
         "message": scrub_paths(job.message),
         "report": job.report,
         "attempts": job.attempts,
         "stale": job_is_stale(job),
         "finished": job.finished,
     }
+
+
+def _job_progress(job: IngestJob) -> str:
+    figures = {"percent": job.percent, "done": f"{job.done:,}", "total": f"{job.total:,}"}
+    if job.finished:
+        return _("%(percent)d %%, %(done)s of %(total)s rows") % figures
+    return _("indexing %(percent)d %%, %(done)s of %(total)s rows") % figures
 
 
 def ingest_start(path: Path) -> IngestJob:

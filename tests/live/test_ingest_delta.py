@@ -46,8 +46,9 @@ def test_partial_line_rewrite_and_canvas_deltas(fixtures_root: Path) -> None:
 
     mmd = agent_dir / "mmds" / "001-fix-login-timeout.mmd"
     mmd.write_text(mmd.read_text() + '\n    001-N9["new<br/>status: todo"]')
-    (agent_dir / "refs" / "2026-06-15T00-00-00-000p08-00.md").write_text("# Tool Result: x")
-    [delta] = ingest_agent_dir(agent_dir).deltas
+    ref = agent_dir / "refs" / "2026-06-15T00-00-00-000p08-00.md"
+    ref.write_text("# Tool Result: x")  # no row names it: found as the watcher names it
+    [delta] = ingest_agent_dir(agent_dir, changed=[mmd, ref]).deltas
     assert [name for _pk, name, _n in delta.canvases_changed] == ["001-fix-login-timeout.mmd"]
     assert delta.new_refs == ["refs/2026-06-15T00-00-00-000p08-00.md"]
     groups = [group for group, _m in delta_messages(delta)]

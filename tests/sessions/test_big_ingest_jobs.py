@@ -32,7 +32,7 @@ from django.db import connection, connections
 from django.test import Client
 
 from memviz.celery import app
-from sessions.jobs import job_retry, jobs_recover
+from sessions.jobs import job_live, job_retry, jobs_recover
 from sessions.management.commands.run import celery_worker_command
 from sessions.models import Agent, IngestJob
 from sessions.views import ingest_start
@@ -201,7 +201,8 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
     seen: set[int] = set()
     beats: set[Any] = set()
     slowest = 0.0
-    while (job := IngestJob.objects.get(pk=job_id)).status not in {"done", "failed"}:
+    # job_live: what the pages show (on SQLite the beat's progress file, newer than the row)
+    while (job := job_live(IngestJob.objects.get(pk=job_id))).status not in {"done", "failed"}:
         assert worker.poll() is None, "the worker died"
         if time.monotonic() > deadline:
             pytest.fail(f"the worker's job hung for {LIMIT_S} s at {job.done}/{job.total}")
@@ -216,9 +217,8 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
         time.sleep(0.2)
     assert_indexed(job_id)
     assert slowest < 2.0, f"recovery or retry waited {slowest:.1f} s on the job row"
-    if connection.vendor == "postgresql":  # SQLite: the agent's transaction holds the only
-        assert len(beats) >= 2, "the heartbeat did not move while the job ran"  # write lock
-        assert len(seen) >= 2, "the progress shown did not move while the job ran"
+    assert len(beats) >= 2, "the heartbeat did not move while the job ran"
+    assert len(seen) >= 2, "the progress shown did not move while the job ran"
 
 
 def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]

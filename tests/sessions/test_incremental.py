@@ -1,8 +1,8 @@
 """Incremental ingest does work proportional to what changed, and misses nothing (issue 11).
 
 The live path (the watcher names the changed files) finds new refs from new rows and from the
-events, checks a grown file in constant time and never lists the refs folder; an explicit
-ingest (or the periodic full check) lists it and re-reads prefixes, catching the rest.
+events, checks a grown file in constant time and never lists the refs folder; the periodic full
+pass (or ``full``) lists it and re-reads prefixes, catching the rest.
 """
 
 from __future__ import annotations
@@ -73,12 +73,13 @@ def test_live_path_finds_refs_from_rows_and_events_without_listing_the_folder(
     orphan.unlink()
     ingest_agent_dir(agent_dir, changed=[orphan])
     assert not Ref.objects.filter(name="refs/r-orphan.md").exists()
-    # the explicit ingest lists the folder and finds what no event announced
+    # a full pass (due every MEMVIZ_FULL_CHECK_SECONDS, or asked for) lists the folder and
+    # finds what no event announced
     monkeypatch.undo()
-    [delta] = ingest_path(agent_dir).deltas
+    [delta] = ingest_path(agent_dir, full=True).deltas
     assert delta.new_refs == ["refs/r-silent.md"]
     silent.unlink()
-    ingest_path(agent_dir)
+    ingest_path(agent_dir, full=True)
     assert_ref_figures(agent_dir)
 
 
@@ -110,7 +111,7 @@ def test_a_first_scan_looks_no_ref_up_and_a_later_one_finds_only_whats_new(
     assert looked_up == [] and Ref.objects.filter(agent__slug="main").exists()
     assert_ref_figures(path)
     ref = write_ref(path, "r-new.md", "c-new")
-    [delta] = ingest_path(path).deltas
+    [delta] = ingest_path(path, full=True).deltas
     assert looked_up == [] and delta.new_refs == ["refs/r-new.md"]
     assert_ref_figures(path)
     # Refs are written once; one rewritten in place anyway is re-read when the watcher names it.
@@ -163,7 +164,7 @@ def test_full_check_catches_a_same_length_change_far_from_the_end(agent_dir: Pat
     live = ingest_agent_dir(agent_dir, changed=[path])
     assert live.sessions_reread == 0 and live.rows_added == 1  # the documented blind spot
     path.write_text(path.read_text().replace('"b1001", "summary": "xx', '"b1001", "summary": "zz', 1))
-    full = ingest_path(agent_dir)
+    full = ingest_path(agent_dir, full=True)
     assert full.sessions_reread == 1
     assert Row.objects.get(tool_call_id="b1000").summary.startswith("yy")
     assert Row.objects.get(tool_call_id="b1001").summary.startswith("zz")

@@ -109,7 +109,7 @@ def test_hostile_ref_renders_inert(client: Client, upstream: Path) -> None:
         "[click](javascript:alert(3))\n\n**Result:**\n```\n</pre><script>alert(4)</script>\n```"
     )
     (upstream / "refs" / "evil.md").write_text(hostile, "utf-8")
-    ingest_path(upstream)
+    ingest_path(upstream, full=True)  # a ref without a row
     response = client.get("/a/main/refs/evil.md")
     page = soup(response)
     body = page.select_one(".ref-view")
@@ -143,7 +143,7 @@ def test_large_ref_is_paged(client: Client, upstream: Path, settings) -> None:  
     (upstream / "refs" / "big.md").write_text(
         f"# Tool Result: read\n\n**Result:**\n```\n{body}\n```", "utf-8"
     )
-    ingest_path(upstream)
+    ingest_path(upstream, full=True)  # a ref without a row
     first = client.get("/a/main/refs/big.md?format=json").json()
     assert first["paged"] is True
     assert len(first["text"].encode()) <= 4096 + 4
@@ -188,7 +188,7 @@ def test_huge_ref_is_served_a_page_at_a_time(client: Client, upstream: Path) -> 
         for _ in range(30_000):  # ~30 MB
             handle.write(line)
         handle.write("```")
-    ingest_path(upstream)
+    ingest_path(upstream, full=True)  # a ref without a row
     tracemalloc.start()
     response = client.get("/a/main/refs/huge.md?format=json")
     peak = tracemalloc.get_traced_memory()[1]

@@ -1,5 +1,6 @@
-"""An explicit ingest costs what changed in refs folders, not how many refs they hold (issue 20).
+"""A full pass costs what changed in refs folders, not how many refs they hold (issue 20).
 
+(The full pass: an ingest asked with ``full``, or any once MEMVIZ_FULL_CHECK_SECONDS passed.)
 An unchanged folder is neither listed nor are its refs statted; a changed one is listed once and
 checked against the index's names, without a stat per indexed ref. New refs (with or without a
 row) and deleted ones are still found.
@@ -72,7 +73,7 @@ def test_an_unchanged_refs_folder_is_neither_listed_nor_statted(
     agent_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spy = Spy(agent_dir / "refs", monkeypatch)
-    report = ingest_path(agent_dir)
+    report = ingest_path(agent_dir, full=True)
     assert report.refs_indexed == 0
     assert spy.listed == 0 and spy.statted == []
 
@@ -89,7 +90,7 @@ def test_after_the_watcher_an_explicit_ingest_stats_no_indexed_ref(
     (agent_dir / "refs" / "old-3.md").unlink()
     age(agent_dir / "refs")
     spy = Spy(agent_dir / "refs", monkeypatch)
-    [delta] = ingest_path(agent_dir).deltas
+    [delta] = ingest_path(agent_dir, full=True).deltas
     assert spy.listed == 1
     # Only the new file is read; the indexed ones are not statted one by one.
     assert set(spy.statted) <= {"orphan.md", "old-3.md"}, spy.statted
@@ -98,7 +99,7 @@ def test_after_the_watcher_an_explicit_ingest_stats_no_indexed_ref(
     assert_ref_figures(agent_dir)
     # Nothing changed since: the next explicit ingest does not look at the folder.
     again = Spy(agent_dir / "refs", monkeypatch)
-    ingest_path(agent_dir)
+    ingest_path(agent_dir, full=True)
     assert again.listed == 0 and again.statted == []
 
 
@@ -108,11 +109,11 @@ def test_a_folder_scanned_right_after_it_changed_is_listed_again(
     # A ref written in the same clock tick as the scan's listing would leave the folder's mtime
     # as the scan saw it: a scan that recent is not trusted.
     write_ref(agent_dir, "fresh.md", "c-fresh")
-    ingest_path(agent_dir)
+    ingest_path(agent_dir, full=True)
     stamp = os.stat(agent_dir / "refs").st_mtime_ns
     late = write_ref(agent_dir, "late.md", "c-late")
     os.utime(late.parent, ns=(stamp, stamp))  # the same mtime as the scan saw
     spy = Spy(agent_dir / "refs", monkeypatch)
-    [delta] = ingest_path(agent_dir).deltas
+    [delta] = ingest_path(agent_dir, full=True).deltas
     assert spy.listed == 1 and delta.new_refs == ["refs/late.md"]
     assert Agent.objects.get(slug="main").refs_count == len(list((agent_dir / "refs").glob("*.md")))

@@ -50,7 +50,7 @@ def test_refs_go_with_a_file_that_left_the_folder_and_with_their_agent(
     refs = list(Ref.objects.filter(agent=agent).order_by("name"))
     assert len(refs) >= 2
     (path / refs[0].name).unlink()
-    ingest_path(path)
+    ingest_path(path, full=True)  # a deleted ref: found by a full pass
     assert list(Ref.objects.filter(agent=agent).order_by("name")) == refs[1:]
     agent_pk = agent.pk
     agent.delete()

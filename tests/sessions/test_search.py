@@ -248,7 +248,7 @@ def test_ref_texts_are_searchable_when_asked(fixtures_root: Path, settings, inde
         return
     assert "refs/2026-06-10T09-12-03-417p08-00.md" in names
     (agent_dir / "refs" / "2026-06-10T09-12-03-417p08-00.md").unlink()
-    ingest_path(agent_dir)
+    ingest_path(agent_dir, full=True)  # a deleted ref: found by a full pass
     found = search.search_ids("touchSession", search.Filters(), kinds=("refs",))["refs"]
     assert "refs/2026-06-10T09-12-03-417p08-00.md" not in set(
         Ref.objects.filter(pk__in=found.ids).values_list("name", flat=True)

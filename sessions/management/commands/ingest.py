@@ -10,14 +10,17 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from sessions.jobs import job_live
 from sessions.models import IngestJob
 from sessions.tasks import ingest_task, local_progress
 
 
 def progress_bar(done: int, total: int, message: str, width: int = 30) -> str:
+    """``done`` of ``total`` rows (the total an estimate until the ingest ends)."""
     filled = int(width * done / total) if total else width
     percent = int(100 * done / total) if total else 100
-    return f"\r[{'#' * filled}{'.' * (width - filled)}] {percent:3d}% {done}/{total} {message[:50]:<50}"
+    rows = f"{done:,} of {total:,} rows"
+    return f"\r[{'#' * filled}{'.' * (width - filled)}] {percent:3d}% {rows} {message[:40]:<40}"
 
 
 def _write_bar(text: str) -> None:
@@ -36,6 +39,12 @@ class Command(BaseCommand):
             help="hand the task to a running Celery worker and follow its progress",
         )
         parser.add_argument("--watch", action="store_true", help="keep following the folder")
+        parser.add_argument(
+            "--full",
+            action="store_true",
+            help="verify everything read before (checksum whole files, list every changed refs "
+            "folder) instead of waiting for the periodic full pass",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["path"] or settings.MEMVIZ_DATA_ROOT).expanduser().resolve()
@@ -43,7 +52,7 @@ class Command(BaseCommand):
             raise CommandError(f"not a folder: {path}")
         job = IngestJob.objects.create(path=str(path))
         if options["queue"]:
-            ingest_task.delay(job.pk)
+            ingest_task.delay(job.pk, full=options["full"])
             self._follow(job.pk)
         else:
             # The same Celery task, run in this process (no broker needed), drawing the bar.
@@ -51,7 +60,7 @@ class Command(BaseCommand):
                 lambda p: _write_bar(progress_bar(p.done, p.total, p.message))
             )
             try:
-                result = ingest_task.apply(args=(job.pk,))
+                result = ingest_task.apply(args=(job.pk,), kwargs={"full": options["full"]})
             finally:
                 local_progress.reset(token)
             if result.failed():
@@ -74,7 +83,7 @@ class Command(BaseCommand):
 
     def _follow(self, job_id: int) -> None:
         while True:
-            job = IngestJob.objects.get(pk=job_id)
+            job = job_live(IngestJob.objects.get(pk=job_id))
             sys.stderr.write(progress_bar(job.done, job.total, job.message))
             sys.stderr.flush()
             if job.finished:
