@@ -427,7 +427,8 @@ def intents_recover(agent: Agent) -> list[Revision | None]:
     results: list[Revision | None] = []
     for intent in journal.intent_load_all(journal_dir(), str(agent_dir)):
         results.append(_recover_one(intent))
-    for folder in (agent_dir, agent_dir / "mmds"):  # temps of a writer killed before journaling
+    # temps of a writer killed before journaling, or while writing the intent itself
+    for folder in (agent_dir, agent_dir / "mmds", journal_dir()):
         with contextlib.suppress(OSError):
             remove_stale_temps(folder)
     return results

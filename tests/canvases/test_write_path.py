@@ -326,3 +326,18 @@ def test_change_journaled_but_never_renamed_is_dropped(fixtures_root: Path, user
     ingest_path(fixtures_root / "fixture-a-upstream")
     assert snapshot(agent_dir) == before
     assert canvas.revisions.count() == 1 and intents() == []
+
+
+def test_intent_half_written_by_a_killed_process_is_swept_by_the_next_ingest(
+    fixtures_root: Path,
+) -> None:
+    """A writer killed while writing the intent itself leaves only its temp in the journal."""
+    _setup(fixtures_root / "fixture-a-upstream")
+    folder = write_path.journal_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    exited = subprocess.Popen(["true"])
+    exited.wait()
+    half = folder / f".abc{journal.SUFFIX}{TEMP_MARKER}{exited.pid}-0000"
+    half.write_bytes(b'{"agent_dir": ')
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    assert list(folder.iterdir()) == []
