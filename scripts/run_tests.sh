@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole suite: starts a real redis-server and PostgreSQL on loopback for the tests that
-# need them, runs pytest on SQLite, again on PostgreSQL + Redis, then each benchmark in quick mode.
+# need them, runs pytest on SQLite and again on PostgreSQL + Redis side by side, and each benchmark
+# in quick mode once the PostgreSQL pass is done.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=.venv/bin
@@ -58,17 +59,30 @@ run_pass postgres env MEMVIZ_VAR_DIR="$WORK/var-pg" MEMVIZ_TEST_REDIS_DB_OFFSET=
   DATABASE_URL="$MEMVIZ_TEST_POSTGRES_URL" REDIS_URL="$MEMVIZ_TEST_REDIS_URL" MEMVIZ_DB_POOL_WAIT=30 \
   $BIN/pytest -q -n "$PG_WORKERS" --dist worksteal -m "database and not browser" tests &
 PG_PID=$!
-wait "$SQLITE_PID" "$PG_PID"
+# The PostgreSQL pass ends about 100 s before the SQLite one (measured: 355 s and 458 s): the
+# benchmarks take its place on the machine then, instead of waiting for both (issue 23: 10 minutes
+# on 2 cores). Their figures are ratios to floors measured in the same run, so a busier machine
+# moves the floor with them; quick mode reports a miss, it does not fail (scripts/run_benches.sh).
+wait "$PG_PID" || true
+if [ "$(cat "$WORK/postgres.rc")" = 0 ]; then
+  run_pass benches scripts/run_benches.sh --quick &
+  BENCH_PID=$!
+else
+  echo 1 >"$WORK/benches.rc"; echo "(not run: the PostgreSQL pass failed)" >"$WORK/benches.log"
+  BENCH_PID=""
+fi
+wait "$SQLITE_PID" || true
 for name in sqlite postgres; do
   echo "== pytest ($name) log"
   cat "$WORK/$name.log"
 done
 echo "== both passes took $((SECONDS - started)) s"
+[ -z "$BENCH_PID" ] || wait "$BENCH_PID" || true
+echo "== benchmarks (quick mode, started when the PostgreSQL pass ended)"
+cat "$WORK/benches.log"
+echo "== tests and benchmarks took $((SECONDS - started)) s"
 FAILED=0
-for name in sqlite postgres; do
-  if [ "$(cat "$WORK/$name.rc")" != 0 ]; then echo "!! the $name pass failed"; FAILED=1; fi
+for name in sqlite postgres benches; do
+  if [ "$(cat "$WORK/$name.rc")" != 0 ]; then echo "!! the $name run failed"; FAILED=1; fi
 done
-[ "$FAILED" = 0 ] || exit 1
-
-echo "== benchmarks (quick mode)"
-scripts/run_benches.sh --quick
+exit "$FAILED"
