@@ -248,6 +248,13 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         css = _inline_style(sub.id, class_defs, classes, styles, node=False)
         group_id = names.get(sub.id, sub.id)
         entry: dict[str, Any] = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
+        if sub.title_raw:  # markdown strings and <b>/<i> in a title, as in a node label
+            title_lines, title_rich = rich_lines(sub.title_raw, sub.title)
+            entry["title"] = " ".join(line for line in title_lines if line) or sub.title
+            if title_rich is not None:
+                entry["titleRich"] = [
+                    run for k, line in enumerate(title_rich) for run in ([[" ", ""]] if k else []) + line
+                ]
         if sub.id in directions:
             entry["dir"] = directions[sub.id]
         groups.append(entry)
@@ -260,7 +267,10 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         item = {"s": edge.source, "t": edge.target, "kind": kind}
         if edge.label:
             # mermaid breaks an edge label at <br/> too; the lines travel joined by \n
-            item["label"] = "\n".join(rich_lines(edge.label, "")[0]).strip()
+            label_lines, label_rich = rich_lines(edge.label, "")
+            item["label"] = "\n".join(label_lines).strip()
+            if label_rich is not None:  # bold/italic, as in a node label
+                item["rich"] = label_rich
         css = ";".join(c for c in (link_styles.get("default"), link_styles.get(index)) if c)
         if css:
             item["css"] = css

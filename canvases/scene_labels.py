@@ -63,7 +63,11 @@ def _flags(bold: int, italic: int) -> str:
 
 
 def rich_lines(raw: str, fallback: str) -> tuple[list[str], list[list[Run]] | None]:
-    """(plain lines, runs per line or None when nothing is formatted) of a label as written."""
+    """(plain lines, runs per line or None when nothing is formatted) of a label as written.
+
+    No label at all shows the fallback (the node's id, as mermaid); a label of icons only shows
+    nothing, as mermaid without the icon font."""
+    written = bool(raw)
     raw = raw or fallback
     if len(raw) >= 2 and raw[0] == "`" and raw[-1] == "`":
         lines = [line.strip() for line in raw[1:-1].split("\n")]
@@ -74,6 +78,6 @@ def rich_lines(raw: str, fallback: str) -> tuple[list[str], list[list[Run]] | No
     runs = [[r for r in line if r[0]] for line in runs]
     plain = ["".join(r[0] for r in line) for line in runs]
     if not any(plain):
-        return [fallback], None
+        return ([""] if written else [fallback]), None
     formatted = any(r[1] for line in runs for r in line)
     return plain, (runs if formatted else None)

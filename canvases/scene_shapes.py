@@ -1,8 +1,8 @@
 """mermaid's `@{ shape: … }` names read as the shapes memviz's renderer draws.
 
-The names and aliases are mermaid 11's (its flowchart syntax docs, "Expanded node shapes").
-A name memviz has no drawing for is drawn as a rectangle and listed in ``UNDRAWN``, so a reader
-of docs/canvas-rendering.md knows which ones differ.
+The names and aliases are mermaid 11's (its flowchart syntax docs, "Expanded node shapes"); each
+has a drawing in static/js/canvas-shapes.js. A name mermaid does not know is drawn as a rectangle,
+as mermaid itself would refuse it.
 """
 
 from __future__ import annotations
@@ -36,20 +36,36 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "stacked_rect": ("st-rect", "processes", "procs", "stacked-rectangle"),
     "hourglass": ("hourglass", "collate"),
     "delay": ("delay", "half-rounded-rectangle"),
+    "bolt": ("bolt", "com-link", "lightning-bolt"),
+    "crossed_circle": ("cross-circ", "summary", "crossed-circle"),
+    "brace_l": ("brace", "brace-l", "comment"),
+    "brace_r": ("brace-r",),
+    "braces": ("braces",),
+    "h_cylinder": ("h-cyl", "das", "horizontal-cylinder"),
+    "lined_cylinder": ("lin-cyl", "disk", "lined-cylinder"),
+    "curved_trapezoid": ("curv-trap", "curved-trapezoid", "display"),
+    "divided_rect": ("div-rect", "div-proc", "divided-process", "divided-rectangle"),
+    "window_pane": ("win-pane", "internal-storage", "window-pane"),
+    "lined_document": ("lin-doc", "lined-document"),
+    "notched_pentagon": ("notch-pent", "loop-limit", "notched-pentagon"),
+    "sloped_rect": ("sl-rect", "manual-input", "sloped-rectangle"),
+    "stacked_document": ("docs", "documents", "st-doc", "stacked-document"),
+    "flag": ("flag", "paper-tape"),
+    "bow_rect": ("bow-rect", "stored-data", "bow-tie-rectangle"),
+    "tagged_document": ("tag-doc", "tagged-document"),
+    "tagged_rect": ("tag-rect", "tag-proc", "tagged-process", "tagged-rectangle"),
+    "cloud": ("cloud",),
+    "bang": ("bang",),
+    "datastore": ("datastore", "data-store"),
+    # `@{ icon: … }` / `@{ img: … }` (canvases/mermaid/lexer.py names them as mermaid does): a
+    # blank box in the icon's form with the label below (memviz has no icon packs, no images)
+    "icon": ("icon",),
+    "icon_square": ("iconsquare",),
+    "icon_circle": ("iconcircle",),
+    "icon_rounded": ("iconrounded",),
+    "image": ("imagesquare",),
 }
 SHAPE_OF_NAME = {name: shape for shape, names in _ALIASES.items() for name in names}
-# mermaid names with no drawing of their own here: a rectangle stands in
-UNDRAWN = (
-    "bolt", "com-link", "lightning-bolt", "brace", "brace-l", "comment", "brace-r", "braces",
-    "das", "h-cyl", "horizontal-cylinder", "lin-cyl", "disk", "lined-cylinder", "curv-trap",
-    "curved-trapezoid", "display", "div-rect", "div-proc", "divided-process",
-    "divided-rectangle", "win-pane", "internal-storage", "window-pane", "lin-doc",
-    "lined-document", "notch-pent", "loop-limit", "notched-pentagon", "sl-rect",
-    "manual-input", "sloped-rectangle", "docs", "documents", "st-doc", "stacked-document",
-    "flag", "paper-tape", "bow-rect", "stored-data", "bow-tie-rectangle", "cross-circ",
-    "summary", "crossed-circle", "tag-doc", "tagged-document", "tag-rect", "tag-proc",
-    "tagged-process", "tagged-rectangle",
-)
 CLASSIC = {
     "rect", "round", "stadium", "subroutine", "cylinder", "circle", "double_circle", "rhombus",
     "hexagon", "asymmetric", "parallelogram", "parallelogram_alt", "trapezoid", "trapezoid_alt",

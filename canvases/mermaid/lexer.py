@@ -221,6 +221,11 @@ def _scan_expanded(text: str, pos: int, eol: int, ref: NodeRef) -> int:
         raise LexError(pos, "unclosed '@{' shape")
     values = {k: v.strip().strip('"') for k, v in EXPANDED_FIELD.findall(match.group(1))}
     ref.shape = values.get("shape", "rect")
+    if "shape" not in values and ("icon" in values or "img" in values):
+        # mermaid's names for an icon (by its `form`) or an image node
+        form = values.get("form", "").strip().lower()
+        kind = "icon" if "icon" in values else "image"
+        ref.shape = kind + ({"square": "Square", "circle": "Circle", "rounded": "Rounded"}.get(form, "") if kind == "icon" else "Square")
     ref.label_raw = values.get("label", ref.id)
     ref.shape_start = pos
     return match.end()

@@ -116,6 +116,7 @@ class Subgraph:
     node_ids: list[str]
     line_start: int
     line_end: int
+    title_raw: str = ""  # the title as written (a markdown string keeps its backticks)
 
 
 @dataclass(slots=True)

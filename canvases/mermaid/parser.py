@@ -374,7 +374,7 @@ def _keyword(state: _State, word: str, lineno: int, pos: int, eol: int) -> None:
         else:
             sub_id = title = (match.group("quoted") or match.group("bare") or "").strip()
         parent = state.stack[-1].id if state.stack else None
-        sub = Subgraph(sub_id, decode_label(title), parent, [], lineno, lineno)
+        sub = Subgraph(sub_id, decode_label(title), parent, [], lineno, lineno, title)
         statement.name = sub_id
         canvas.subgraphs.append(sub)
         state.stack.append(sub)

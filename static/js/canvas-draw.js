@@ -60,7 +60,7 @@
   }
 
   // shapes: canvas-shapes.js
-  const { shapeSize, shapeSvg, SHAPES, NO_LABEL } = window.memvizShapes;
+  const { shapeSize, shapeSvg, SHAPES, NO_LABEL, labelOffset } = window.memvizShapes;
 
   const esc = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   const textColour = (css) => { const m = /(?:^|;)color:([^;]+)/.exec(css || ""); return m ? `fill:${m[1]}` : ""; };
@@ -88,6 +88,17 @@
       return runs;
     });
   }
+  // The author's style on every outline of a node's shape (a stacked or framed shape has several)
+  // and its strokes on the shape's inner lines; a comment's invisible box stays invisible.
+  const lineCss = (css) => css.split(";").filter((d) => d.startsWith("stroke")).join(";");
+  function authorCss(svg, css, shape) {
+    if (!css) return svg;
+    const outline = ` data-css="${esc(shapeCss(css))}"`, line = lineCss(css) ? ` data-css="${esc(lineCss(css))}"` : "";
+    return svg.replace(/ class="shape( [\w-]+)?"/g, (m, extra) => (extra === " shape-text" && shape !== "text" ? m : m + outline))
+      .replace(/ class="shape-line"/g, (m) => m + line);
+  }
+  // a group's title, bold/italic where the author formatted it (a markdown string, <b>, <i>)
+  const titleText = (g) => (g.titleRich ? g.titleRich.map(([t, f]) => (f ? `<tspan data-css="${RUN_STYLE[f]}">${esc(t)}</tspan>` : esc(t))).join("") : esc(g.title || g.id));
   function labelSvg(lines, cls, rich) {
     const top = -(lines.length * LINE_H) / 2 + LINE_H / 2;
     const styled = styledLines(lines, rich);
@@ -281,7 +292,7 @@
       const cls = g.auto ? "cluster auto" : "cluster";
       parts.push(`<g class="${cls}" data-group="${esc(g.id)}"><rect class="cluster-box" x="${(box.x - box.w / 2).toFixed(1)}" y="${(box.y - box.h / 2).toFixed(1)}" width="${box.w.toFixed(1)}" height="${box.h.toFixed(1)}"${g.css ? ` data-css="${esc(shapeCss(g.css))}"` : ""}/></g>`);
       // titles go above the edges (with a halo), so an edge into the group never hides one
-      titleParts.push(`<g class="${cls}"><text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${esc(g.title || g.id)}</text></g>`);
+      titleParts.push(`<g class="${cls}"><text class="cluster-title" x="${(box.x - box.w / 2 + 10).toFixed(1)}" y="${(box.y - box.h / 2 + 20).toFixed(1)}" role="button" tabindex="-1" data-toggle="${esc(g.id)}"><title>collapse this group</title>${titleText(g)}</text></g>`);
     });
     // edges
     const groupParent = new Map(scene.groups.map((g) => [g.id, g.parent]));
@@ -335,7 +346,7 @@
         let cy = route.length ? mid[1] : (p0[1] + p1[1]) / 2;
         if (at) { cx = at.x; cy = at.y; }
         const m = measure(e.label.split("\n"));
-        labelParts.push(`<g class="edge-label" data-edge="${k}" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label").replace('class="label"', `class="label"${textColour(e.css) ? ` data-css="${esc(textColour(e.css))}"` : ""}`)}</g>`);
+        labelParts.push(`<g class="edge-label" data-edge="${k}" transform="translate(${cx.toFixed(1)},${cy.toFixed(1)})"><rect x="${(-m.tw / 2 - 2).toFixed(1)}" y="${(-m.th / 2).toFixed(1)}" width="${(m.tw + 4).toFixed(1)}" height="${m.th}"/>${labelSvg(m.lines, "label", e.rich).replace('class="label"', `class="label"${textColour(e.css) ? ` data-css="${esc(textColour(e.css))}"` : ""}`)}</g>`);
       }
     });
     parts.push(`<g class="edges">${edgeParts.join("")}</g>`, `<g class="cluster-titles">${titleParts.join("")}</g>`, `<g class="edge-labels">${labelParts.join("")}</g>`);
@@ -350,12 +361,13 @@
       const css = n ? n.css : "";
       const name = n ? `${n.id}: ${n.lines.join(", ")}` : `group ${leaf.group.title || leaf.id}, collapsed, ${leaf.lines[1]}`;
       const drawnShape = SHAPES.has(leaf.shape) ? leaf.shape : "rect";
-      const shape = shapeSvg(drawnShape, box.w, box.h) + (css ? ` data-css="${esc(shapeCss(css))}"` : "") + "/>";
+      const shape = authorCss(shapeSvg(drawnShape, box.w, box.h) + "/>", css, drawnShape);
       const textCss = textColour(css);
       const summary = leaf.summary ? ` data-group="${esc(id)}"` : "";
       nodeParts.push(`<g class="node ${leaf.summary ? "collapsed-group " : ""}${esc(cls)}" data-memviz-id="${esc(id)}"${summary} data-shape="${drawnShape}" transform="translate(${box.x.toFixed(1)},${box.y.toFixed(1)})" tabindex="0" role="button" aria-label="${esc(name.slice(0, 300))}">${shape}</g>`);
       const shown = NO_LABEL.has(drawnShape) ? [] : leaf.lines;
-      model.labels.set(id, labelSvg(shown, "label", n && n.rich).replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}`));
+      const dy = labelOffset(drawnShape, box.h, shown.length * LINE_H);
+      model.labels.set(id, labelSvg(shown, "label", n && n.rich).replace('class="label"', `class="label"${textCss ? ` data-css="${esc(textCss)}"` : ""}${dy ? ` transform="translate(0,${dy.toFixed(1)})"` : ""}`));
     }
     parts.push(`<g class="nodes">${nodeParts.join("")}</g>`);
     const title = esc(scene.accTitle || options.title || "canvas"); // the author's accTitle first

@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   const PAD_X = 15, PAD_Y = 15; // mermaid's node padding (canvas-draw.js measures the text)
+  const ICON = 48; // an icon or image node's box
 
   // ---- shapes (mermaid's classic look), centred on 0,0 ----------------------------------------
   function shapeSize(shape, tw, th) {
@@ -24,6 +25,27 @@
       case "fork": w = 70; h = 10; break;
       case "hourglass": w = h = 30; break;
       case "delay": w += h / 2; break;
+      case "bolt": w = 35; h = 70; break;
+      case "crossed_circle": w = h = 60; break;
+      case "brace_l": case "brace_r": w += 12; break;
+      case "braces": w += 24; break;
+      case "h_cylinder": w += h / 2; break;
+      case "lined_cylinder": h += 2 * (w / 2 / (2.5 + w / 50)) + 8; break;
+      case "curved_trapezoid": w += h / 2; break;
+      case "divided_rect": h += 10; break;
+      case "window_pane": w += 10; h += 10; break;
+      case "lined_document": w += 8; h += h / 8; break;
+      case "notched_pentagon": h += 8; break;
+      case "sloped_rect": h += 12; break;
+      case "stacked_document": w += 10; h += h / 8 + 10; break;
+      case "flag": h += 16; break;
+      case "bow_rect": w += h / 3; break;
+      case "tagged_document": h += h / 8; break;
+      case "cloud": w += 30; h += 20; break;
+      case "bang": w += 40; h += 30; break;
+      case "datastore": h += 6; break;
+      case "icon": case "icon_square": case "icon_circle": case "icon_rounded": case "image":
+        w = Math.max(tw + 8, ICON); h = ICON + 8 + th; break;
       default: break;
     }
     return { w, h };
@@ -49,7 +71,58 @@
         return `<path class="shape" d="M${x},${y + ry}a${rx},${ry} 0 0,0 ${w},0a${rx},${ry} 0 0,0 ${-w},0l0,${h - 2 * ry}a${rx},${ry} 0 0,0 ${w},0l0,${-(h - 2 * ry)}"`;
       }
       case "text": return `<rect class="shape shape-text" x="${x}" y="${y}" width="${w}" height="${h}"`;
-      case "document": { const wave = h / 8; return `<path class="shape" d="M${x},${y}H${-x}V${-y - wave}C${-x / 2},${-y - 2 * wave} ${x / 2},${-y + wave} ${x},${-y - wave}Z"`; }
+      case "bolt": { const g = 7; return poly([[-x, y], [x, g / 2], [-x - 2 * g, g / 2], [x, -y], [-x, -g / 2], [x + 2 * g, -g / 2]]); }
+      case "crossed_circle": { const r = w / 2, d = r / Math.SQRT2; return `<circle class="shape" r="${r}"/><path class="shape-line" d="M${-d},${-d}L${d},${d}M${d},${-d}L${-d},${d}"`; }
+      case "brace_l": case "brace_r": case "braces": {
+        // a curly brace beside the text: the box itself is not drawn (mermaid's comment shapes)
+        const b = (at, sign) => { const k = sign * 6; return `M${at + k},${y}Q${at},${y} ${at},${y + 6}V${-3}Q${at},0 ${at - k},0Q${at},0 ${at},3V${-y - 6}Q${at},${-y} ${at + k},${-y}`; };
+        const d = (shape !== "brace_r" ? b(x + 2, 1) : "") + (shape !== "brace_l" ? b(-x - 2, -1) : "");
+        return `<rect class="shape shape-text" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="${d}"`;
+      }
+      case "h_cylinder": {
+        const ry = h / 2, rx = h / 4;
+        return `<path class="shape" d="M${x + rx},${y}H${-x - rx}A${rx},${ry} 0 0,1 ${-x - rx},${-y}H${x + rx}A${rx},${ry} 0 0,1 ${x + rx},${y}Z"/><path class="shape-line" d="M${-x - rx},${y}A${rx},${ry} 0 0,0 ${-x - rx},${-y}"`;
+      }
+      case "lined_cylinder": {
+        const rx = w / 2, ry = rx / (2.5 + w / 50);
+        return `<path class="shape" d="M${x},${y + ry}a${rx},${ry} 0 0,0 ${w},0a${rx},${ry} 0 0,0 ${-w},0l0,${h - 2 * ry}a${rx},${ry} 0 0,0 ${w},0l0,${-(h - 2 * ry)}"/><path class="shape-line" d="M${x},${y + ry + 8}a${rx},${ry} 0 0,0 ${w},0"`;
+      }
+      case "curved_trapezoid": { const r = h / 2; return `<path class="shape" d="M${x},0L${x + r},${y}H${-x - r}A${r},${r} 0 0,1 ${-x - r},${-y}H${x + r}Z"`; }
+      case "divided_rect": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${x},${y + 10}H${-x}"`;
+      case "window_pane": return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${x},${y + 10}H${-x}M${x + 10},${y}V${-y}"`;
+      case "document": case "lined_document": case "tagged_document": {
+        const wave = h / 8;
+        let out = `<path class="shape" d="M${x},${y}H${-x}V${-y - wave}C${-x / 2},${-y - 2 * wave} ${x / 2},${-y + wave} ${x},${-y - wave}Z"`;
+        if (shape === "lined_document") out += `/><path class="shape-line" d="M${x + 8},${y}V${-y - wave}"`;
+        if (shape === "tagged_document") out += `/><path class="shape-line" d="M${-x - 14},${-y - wave * 1.6}L${-x},${-y - wave * 2.6}"`;
+        return out;
+      }
+      case "stacked_document": {
+        // two copies behind, up and to the right, as mermaid stacks them
+        const wave = (h - 10) / 9, top = y + 10;
+        const doc = (d, cls) => `<path class="${cls}" d="M${x + d},${top - d}H${-x - 10 + d}V${-y - wave - d}C${(-x - 10) / 2 + d},${-y - 2 * wave - d} ${x / 2 + d},${-y + wave - d} ${x + d},${-y - wave - d}Z"`;
+        return `${doc(10, "shape shape-back")}/>${doc(5, "shape shape-back")}/>${doc(0, "shape")}`;
+      }
+      case "notched_pentagon": { const m = Math.min(h / 3, 14); return poly([[x + m, y], [-x - m, y], [-x, y + m], [-x, -y], [x, -y], [x, y + m]]); }
+      case "sloped_rect": return poly([[x, y + 12], [-x, y], [-x, -y], [x, -y]]);
+      case "flag": { const a = 8; return `<path class="shape" d="M${x},${y + a}C${x / 2},${y - a} ${-x / 2},${y + 3 * a} ${-x},${y + a}V${-y - a}C${-x / 2},${-y + a} ${x / 2},${-y - 3 * a} ${x},${-y - a}Z"`; }
+      case "bow_rect": { const r = h / 6; return `<path class="shape" d="M${x + r},${y}H${-x}A${r},${-y} 0 0,0 ${-x},${-y}H${x + r}A${r},${-y} 0 0,1 ${x + r},${y}Z"`; }
+      case "tagged_rect": { const t = Math.min(12, h / 3); return `<rect class="shape" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${-x - t},${-y}L${-x},${-y - t}"`; }
+      case "cloud": {
+        const rx = w / 6, ry = h / 4;
+        return `<path class="shape" d="M${x + rx},${-y - ry}A${rx},${ry} 0 0,1 ${x + rx},${y + ry * 1.4}A${rx * 1.2},${ry * 1.2} 0 0,1 ${0},${y + ry * 0.6}A${rx * 1.2},${ry * 1.2} 0 0,1 ${-x - rx},${y + ry * 1.4}A${rx},${ry} 0 0,1 ${-x - rx},${-y - ry}A${rx * 1.3},${ry * 1.2} 0 0,1 ${0},${-y - ry * 0.4}A${rx * 1.3},${ry * 1.2} 0 0,1 ${x + rx},${-y - ry}Z"`;
+      }
+      case "bang": {
+        const pts = [];
+        for (let k = 0; k < 16; k++) { const a = (k / 16) * 2 * Math.PI, f = k % 2 ? 0.78 : 1; pts.push([Math.cos(a) * -x * f, Math.sin(a) * -y * f]); }
+        return poly(pts);
+      }
+      case "icon": case "icon_square": case "icon_circle": case "icon_rounded": case "image": {
+        // the icon's box above its label (labelOffset), blank: memviz draws no icon packs or images
+        const r = shape === "icon_circle" ? ICON / 2 : shape === "icon_rounded" ? 8 : 0;
+        return `<rect class="shape shape-icon" x="${-ICON / 2}" y="${y}" width="${ICON}" height="${ICON}" rx="${r}" ry="${r}"`;
+      }
+      case "datastore": return `<rect class="shape shape-text" x="${x}" y="${y}" width="${w}" height="${h}"/><path class="shape-line" d="M${x},${y}H${-x}M${x},${-y}H${-x}"`;
       case "triangle": return poly([[0, y], [-x, -y], [x, -y]]);
       case "flipped_triangle": return poly([[x, y], [-x, y], [0, -y]]);
       case "small_circle": return `<circle class="shape" r="${w / 2}"`;
@@ -68,9 +141,14 @@
   const SHAPES = new Set(["rect", "round", "stadium", "circle", "double_circle", "rhombus", "hexagon", "asymmetric",
     "parallelogram", "parallelogram_alt", "trapezoid", "trapezoid_alt", "subroutine", "cylinder", "text", "document",
     "triangle", "flipped_triangle", "small_circle", "filled_circle", "framed_circle", "fork", "hourglass",
-    "notched_rect", "lined_rect", "stacked_rect", "delay"]);
-  // shapes mermaid draws without their label inside (a dot, a bar): the label is not shown
-  const NO_LABEL = new Set(["small_circle", "filled_circle", "framed_circle", "fork"]);
+    "notched_rect", "lined_rect", "stacked_rect", "delay", "bolt", "crossed_circle", "brace_l", "brace_r", "braces",
+    "h_cylinder", "lined_cylinder", "curved_trapezoid", "divided_rect", "window_pane", "lined_document",
+    "notched_pentagon", "sloped_rect", "stacked_document", "flag", "bow_rect", "tagged_document", "tagged_rect",
+    "cloud", "bang", "datastore", "icon", "icon_square", "icon_circle", "icon_rounded", "image"]);
+  // where a shape's label sits: below an icon's box, else at the centre
+  const labelOffset = (shape, h, th) => (/^(icon|image)/.test(shape) ? h / 2 - th / 2 : 0);
+  // shapes mermaid draws without their label (a dot, a bar, an hourglass, a bolt, a crossed circle)
+  const NO_LABEL = new Set(["small_circle", "filled_circle", "framed_circle", "fork", "hourglass", "bolt", "crossed_circle"]);
 
   // ---- edges ------------------------------------------------------------------------------------
   // d3's curveBasis (what mermaid draws with) through the points, as segments: {a, c1, c2, b}
@@ -156,5 +234,5 @@
 </defs>`;
   }
 
-  window.memvizShapes = { shapeSize, shapeSvg, SHAPES, NO_LABEL, basis, dashedPieces, clip, MARKERS, markerDefs };
+  window.memvizShapes = { shapeSize, shapeSvg, SHAPES, NO_LABEL, labelOffset, basis, dashedPieces, clip, MARKERS, markerDefs };
 })();

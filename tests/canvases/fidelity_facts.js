@@ -78,7 +78,8 @@ async (items) => {
     const prefix = root.id + "-flowchart-";
     const shapes = new Map(data.nodes.map((n) => [n.id, n.shape]));
     const nodes = {};
-    for (const g of root.querySelectorAll("g.node")) {
+    // g.icon-shape, g.image-shape: `@{ icon: … }` and `@{ img: … }` nodes
+    for (const g of root.querySelectorAll("g.node, g.icon-shape, g.image-shape")) {
       const id = g.id.slice(prefix.length).replace(/-\d+$/, "");
       const shape = [...g.querySelectorAll("rect,path,polygon,circle,ellipse")].find((el) => !el.closest(".label")) || g;
       const s = getComputedStyle(shape);
@@ -98,6 +99,7 @@ async (items) => {
       crossings += crossed(p, nodes, e.start, e.end);
       const words = lab && (lab.querySelector(".edgeLabel") || lab);
       edges.push({ s: e.start, t: e.end, label: squash(lab && lab.textContent), stroke: colour(s.stroke), ink: words && words.textContent.trim() ? colour(getComputedStyle(words).color) : "",
+        bold: lab ? formatted(lab, true) : [], italic: lab ? formatted(lab, false) : [],
         ends: [end(p.getAttribute("marker-start")), end(p.getAttribute("marker-end"))] });
     }
     const drawnIds = new Set([...root.querySelectorAll("path.flowchart-link")].map((p) => p.dataset.id));
@@ -141,6 +143,7 @@ async (items) => {
       crossings += Math.max(0, ...pieces.map((piece) => crossed(piece, nodes, e.s, e.t)));
       const text = root.querySelector(`g.edge-label[data-edge="${k2}"] text`);
       edges.push({ s: e.s, t: e.t, label: squash(e.label), stroke: colour(s.stroke), ink: text ? colour(getComputedStyle(text).fill) : "",
+        bold: text ? formatted(text, true) : [], italic: text ? formatted(text, false) : [],
         ends: [end(p.getAttribute("marker-start")), end(last.getAttribute("marker-end"))] });
     }
     const groupBox = (id) => { const c = root.querySelector(`g.cluster[data-group="${CSS.escape(id)}"] rect`); return c ? box(c) : null; };

@@ -9,7 +9,7 @@ from canvases.canvas_scene import AUTO_GROUP_OVER, canvas_scene, safe_css
 from canvases.mermaid import parse, render_body
 from canvases.mermaid.samples import sample_canvas
 from canvases.scene_labels import rich_lines
-from canvases.scene_shapes import SHAPE_OF_NAME, UNDRAWN, drawn_shape
+from canvases.scene_shapes import drawn_shape
 
 HERE = Path(__file__).parent
 UPSTREAM = HERE.parent / "fixtures" / "roots" / "fixture-a-upstream" / "main" / "mmds"
@@ -106,7 +106,7 @@ def test_the_scene_reads_what_mermaid_reads_in_flowchart_syntax() -> None:
     assert (scene["accTitle"], scene["accDescr"]) == ("Build pipeline", "runs the tests\nthen ships")
     nodes = {n["id"]: n for n in scene["nodes"]}
     assert list(nodes) == ["A", "B", "C", "D", "E"]  # e1 is an edge's id, not a node
-    assert [nodes[k].get("shape", "rect") for k in "ABC"] == ["rhombus", "document", "rect"]
+    assert [nodes[k].get("shape", "rect") for k in "ABC"] == ["rhombus", "document", "bolt"]
     edges = [(e["s"], e["t"], e["kind"], e.get("label")) for e in scene["edges"]]
     assert edges[:5] == [
         ("A", "B", "arrow", None),
@@ -129,4 +129,23 @@ def test_formatting_tags_are_text_runs_never_markup() -> None:
     assert rich == [[["a", "b"], ["<script>b</script><i>c", ""]]]
     assert rich_lines("snake_case_id", "N") == (["snake_case_id"], None)
     assert drawn_shape("no-such-shape") == "rect" and drawn_shape("cyl") == "cylinder"
-    assert "bolt" in UNDRAWN and not set(UNDRAWN) & set(SHAPE_OF_NAME)
+    assert drawn_shape("lightning-bolt") == "bolt" and drawn_shape("Paper-Tape") == "flag"
+
+
+def test_mermaid_docs_details_icons_images_and_formatted_group_titles() -> None:
+    """Read as mermaid reads them (its flowchart docs): an icon-only label shows nothing (not the
+    id), `@{ icon }`/`@{ img }` nodes are icon/image boxes, a group's markdown title is bold."""
+    scene = canvas_scene(
+        "flowchart TD\n"
+        "  B-->D(fa:fa-spinner)\n"
+        '  I@{ icon: "fa:user", form: "circle", label: "User" }\n'
+        '  P@{ img: "https://example.com/x.png", label: "Pic" }\n'
+        '  subgraph "`**Two** _x_`"\n    B\n  end\n'
+    )
+    nodes = {n["id"]: n for n in scene["nodes"]}
+    assert nodes["D"]["lines"] == [""] and nodes["B"]["lines"] == ["B"]
+    assert (nodes["I"]["shape"], nodes["I"]["lines"]) == ("icon_circle", ["User"])
+    assert (nodes["P"]["shape"], nodes["P"]["lines"]) == ("image", ["Pic"])
+    (group,) = scene["groups"]
+    assert group["title"] == "Two x"
+    assert group["titleRich"] == [["Two", "b"], [" ", ""], ["x", "i"]]
