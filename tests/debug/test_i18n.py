@@ -20,6 +20,8 @@ from tests.conftest import REPO
 from tests.debug import diagnosis_fixture as dfx
 from tests.debug import replay_fixture as rfx
 
+# translations do not depend on the database: run once (SQLite), not again on PostgreSQL
+pytestmark = pytest.mark.any_backend
 CANVAS = "002-migrate-orders-api.mmd"
 PO = REPO / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 _ENTRY = re.compile(
