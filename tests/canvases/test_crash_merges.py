@@ -1,4 +1,4 @@
-"""SIGKILL a memviz process at every point of a merge (and at random moments), 12 times over
+"""SIGKILL a memviz process at every point of a merge (and at random moments), 9 times over
 (MEMVIZ_CRASH_RUNS=40 for a longer hunt):
 after the start-up pass, canvas and rows agree, nothing points at a merged-away node, the merge
 is recorded as the person's or not at all, and no temp file or intent is left."""
@@ -21,7 +21,7 @@ from canvases.mermaid import content_hash, parse
 
 pytestmark = pytest.mark.slow
 # every named point once, then random moments; each run costs two Python start-ups
-RUNS = int(os.environ.get("MEMVIZ_CRASH_RUNS", 12))
+RUNS = int(os.environ.get("MEMVIZ_CRASH_RUNS", 9))
 NODES = 2 * RUNS + 4  # each run merges a fresh pair
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -2,7 +2,10 @@
 loopback, as two "machines" (each its own var/, sharing only the data root and MEMVIZ_SHARED_DIR),
 on an agent of 20,000 rows. Checks what a team relies on: a login and an edit made through one web
 process hold on the other; uploads through either are indexed and readable through both; a worker
-killed with kill -9 mid-job has its job finished by the other. PostgreSQL pass only (CI's second).
+killed with kill -9 mid-job has its job finished by the other; a web process killed with kill -9
+in the middle of a merge (its canvas renamed into place, the rows not yet) has the merge finished
+from the shared journal by the others, recorded as the person's, with a clean history and undo.
+PostgreSQL pass only (CI's second).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,10 +93,18 @@ def deployment(tmp_path: Path) -> Iterator[dict]:
         for n in (1, 2):  # the workers hold a claimed job while the hold file exists
             make(f"worker{n}", {**machine(n), "MEMVIZ_TEST_HOLD_FILE": str(hold)}, "worker", f"NAME=w{n}")
         logs = sorted(tmp_path.glob("*.log"))
+
+        def third_web(**extra: str) -> tuple[subprocess.Popen, int, Path]:
+            """A third machine's `make web`, with extra settings (e.g. a crash-test point)."""
+            port = free_port()
+            proc = make("web3", {**machine(3), **extra}, "web", f"PORT={port}")
+            wait_port(port, timeout=90)
+            return proc, port, tmp_path / "web3.log"
+
         try:
             for port in ports:
                 wait_port(port, timeout=90)
-            yield {"ports": ports, "root": root, "hold": hold, "logs": logs, "env": machine(1)}
+            yield {"ports": ports, "root": root, "hold": hold, "logs": logs, "env": machine(1), "third_web": third_web}
         finally:
             for proc in procs:
                 with contextlib.suppress(ProcessLookupError):
@@ -195,3 +207,37 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     )
     assert done["attempts"] >= 2
     assert agent_rows(two, done["report"]["agents"][0]) == ROWS
+
+    # kill -9 of a web process in the middle of a merge (the canvas renamed into place, the rows
+    # not yet): the others finish it from the shared journal once its agent lock is gone with it.
+    proc, port3, log3 = deployment["third_web"](MEMVIZ_CRASH_AT="canvas-renamed")
+    three = Browser(f"http://127.0.0.1:{port3}")
+    three.jar, three.opener = one.jar, one.opener
+    base = one.get(canvas + "?format=json").json()["content_hash"]
+
+    def merge_through_three() -> None:  # answered by no one: the process dies mid-merge
+        with contextlib.suppress(OSError):
+            payload = {"op": "merge", "nodes": ["001-N2", "001-N3"], "base": base}
+            three.post_json(canvas + "ops/?format=json", payload)
+
+    merging = threading.Thread(target=merge_through_three, daemon=True)
+    merging.start()
+    until("web3 stopped mid-merge", lambda: "crash-point canvas-renamed" in log3.read_text(), 60, log3)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=20)
+    offload = sorted((deployment["root"] / "big").glob("offload-*.jsonl"))
+
+    def merged() -> bool:
+        nodes = {n["id"]: n["rows"] for n in one.get(canvas + "?format=json").json()["nodes"]}
+        rows_on_gone = sum(f.read_text("utf-8").count('"001-N3"') for f in offload)
+        # the rows re-pointed on disk and in the index: node 2 holds both nodes' 2,500 rows
+        return "001-N3" not in nodes and rows_on_gone == 0 and nodes["001-N2"] == 2 * ROWS // 8
+
+    until("the merge finished by the others", merged, 90, *logs)
+    history = two.get(canvas + "history/?format=json").json()["revisions"]
+    ops = [(r["author"], r["op"]) for r in sorted(history, key=lambda r: r["number"])]
+    assert ops[0][1] == "imported" and ops[-1] == ("ana", "merge"), ops
+    assert [a for a, _ in ops[1:]] == ["ana"] * (len(ops) - 1), ops  # no phantom agent revision
+    undone = two.post_json(canvas + "ops/?format=json", {"op": "undo"})
+    assert undone.status == 200, undone.body[:300]
+    assert "001-N3" in {n["id"] for n in one.get(canvas + "?format=json").json()["nodes"]}
