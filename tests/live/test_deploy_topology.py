@@ -1,7 +1,8 @@
 """docs/deploy.md as written: PostgreSQL, Redis, two `make web` and two `make worker` processes on
 loopback, as two "machines" (each its own var/, sharing only the data root and MEMVIZ_SHARED_DIR),
 on an agent of 20,000 rows. Checks what a team relies on: a login and an edit made through one web
-process hold on the other; uploads through either are indexed and readable through both; a worker
+process hold on the other; uploads through either are indexed and readable through both; an
+agent pushed through one and then the other is one agent with every row; a worker
 killed with kill -9 mid-job has its job finished by the other; a web process killed with kill -9
 in the middle of a merge (its canvas renamed into place, the rows not yet) has the merge finished
 from the shared journal by the others, recorded as the person's, with a clean history and undo.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import shutil
 import signal
@@ -25,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.live.conftest import REPO, free_port, wait_port
-from tests.live.test_topology import big_agent, until
+from tests.live.test_topology import big_agent, small_agent, until
 
 sys.path.insert(0, str(REPO / "bench"))
 from load import Browser, postgres_database  # noqa: E402
@@ -104,7 +106,10 @@ def deployment(tmp_path: Path) -> Iterator[dict]:
         try:
             for port in ports:
                 wait_port(port, timeout=90)
-            yield {"ports": ports, "root": root, "hold": hold, "logs": logs, "env": machine(1), "third_web": third_web}
+            yield {
+                "ports": ports, "root": root, "hold": hold, "logs": logs, "env": machine(1),
+                "third_web": third_web, "tmp": tmp_path,
+            }
         finally:
             for proc in procs:
                 with contextlib.suppress(ProcessLookupError):
@@ -207,6 +212,26 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     )
     assert done["attempts"] >= 2
     assert agent_rows(two, done["report"]["agents"][0]) == ROWS
+
+    # An agent pushed through one web process, then (one more row) through the other: one agent,
+    # every row, in the shared folder (not one copy per machine, not `small--<hash>`).
+    local = small_agent(deployment["tmp"] / "pushing")
+    token = subprocess.run(
+        [sys.executable, "manage.py", "stream_token", "small"], cwd=REPO, env=deployment["env"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip().splitlines()[-1]
+    (session,) = local.glob("offload-*.jsonl")
+    sent = len(session.read_text("utf-8").splitlines())
+    for n, url in enumerate((url1, url2)):
+        if n:
+            with session.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"tool_call_id": "pushed-late", "tool_call": "exec", "summary": "late"}) + "\n")
+            sent += 1
+        push = [sys.executable, "-m", "memviz.push", str(local), url, token, "--once"]
+        subprocess.run(push, cwd=REPO, check=True, timeout=60, capture_output=True)
+        until(f"push {n + 1} indexed", lambda s=sent: agent_rows(one, "small") == s, 60, *logs)
+    slugs = [a["slug"] for a in two.get("/?format=json").json()["agents"]]
+    assert [s for s in slugs if s.startswith("small")] == ["small"], slugs
 
     # kill -9 of a web process in the middle of a merge (the canvas renamed into place, the rows
     # not yet): the others finish it from the shared journal once its agent lock is gone with it.
