@@ -69,7 +69,7 @@ def main() -> int:
     options.add_argument("--strict", action="store_true", help="exit 1 when a target is missed")
     args = options.parse_args()
     repeats = 10 if args.quick else 50
-    many = 1_000 if args.quick else 10_000
+    many = 300 if args.quick else 10_000
     missed: list[str] = []
 
     big = sample_canvas(300)

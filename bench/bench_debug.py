@@ -205,7 +205,7 @@ def main() -> int:
     parser.add_argument("--agent-rows", type=int, default=None)
     args = parser.parse_args()
     replay_rows = args.replay_rows or (1_000 if args.quick else 10_000)
-    agent_rows = args.agent_rows or (4_000 if args.quick else 250_000)
+    agent_rows = args.agent_rows or (2_000 if args.quick else 250_000)
     requests = 10 if args.quick else 50
     tmp = Path(tempfile.mkdtemp(prefix="memviz-bench-debug-"))
     setup_django(tmp / "var")

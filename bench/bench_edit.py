@@ -143,7 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small data for CI (seconds)")
     args = parser.parse_args()
-    rows, files, runs, requests = (10_000, 20, 3, 30) if args.quick else (100_000, 20, 5, 200)
+    rows, files, runs, requests = (4_000, 20, 3, 20) if args.quick else (100_000, 20, 5, 200)
     with tempfile.TemporaryDirectory(prefix="memviz-bench-edit-") as temp:
         setup_django(Path(temp) / "var")
         from django.contrib.auth.models import User

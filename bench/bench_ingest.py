@@ -151,8 +151,8 @@ def main() -> int:
         client, [f"/a/{big.agent.slug}/c/{big.filename}/"] * max(10, requests // 5)
     )
 
-    mem_small = peak_ingest_memory(tmp, 2_000 if args.quick else 10_000, 1_000)
-    mem_large = peak_ingest_memory(tmp, 2_000 if args.quick else 10_000, 16_000)
+    mem_small = peak_ingest_memory(tmp, 1_000 if args.quick else 10_000, 1_000)
+    mem_large = peak_ingest_memory(tmp, 1_000 if args.quick else 10_000, 16_000)
 
     fp = p95(floor_page)
     print(f"\n== ingest of {floor_rows} rows, {counts['refs']} refs, {counts['canvases']} canvases")
