@@ -250,7 +250,7 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
         if sub.title_raw:  # markdown strings and <b>/<i> in a title, as in a node label
             title_lines, title_rich = rich_lines(sub.title_raw, sub.title)
-            entry["title"] = " ".join(line for line in title_lines if line) or sub.title
+            entry["title"] = " ".join(line for line in title_lines if line)
             if title_rich is not None:
                 entry["titleRich"] = [
                     run for k, line in enumerate(title_rich) for run in ([[" ", ""]] if k else []) + line

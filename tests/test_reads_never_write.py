@@ -19,8 +19,7 @@ from canvases.models import Canvas
 from sessions.ingest import ingest_path
 from sessions.models import Agent, AgentSession, Ref
 
-# the same ORM calls on any database: the SQL it catches is the code's, run once (SQLite)
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.any_backend]
+pytestmark = pytest.mark.django_db(transaction=True)
 WRITE_SQL = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b", re.IGNORECASE)
 
 
