@@ -57,8 +57,10 @@ def workers(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
         **FAST_RECOVERY,
     }
     started: list[subprocess.Popen] = []
+    logs: list[Path] = []
 
     def start() -> subprocess.Popen:
+        log = tmp_path / f"worker{len(started) + 1}.log"
         proc = subprocess.Popen(
             [
                 *celery_worker_command(),
@@ -68,13 +70,19 @@ def workers(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
             ],
             cwd=REPO,
             env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stdout=log.open("w"),
+            stderr=subprocess.STDOUT,
         )
         started.append(proc)
+        logs.append(log)
         return proc
 
+    def log_tails() -> str:
+        """The workers' output, for a failure's message."""
+        return "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}" for log in logs)
+
     start.hold = hold  # type: ignore[attr-defined]
+    start.log_tails = log_tails  # type: ignore[attr-defined]
     yield start
     for proc in started:
         if proc.poll() is None:
@@ -105,10 +113,16 @@ def test_a_job_killed_mid_ingest_is_redone_and_queued_uploads_run(
     assert job(interrupted).status == IngestJob.RUNNING and job(queued).status == IngestJob.PENDING
     workers.hold.unlink()
     second = workers()
-    wait_for(
-        lambda: job(interrupted).status == IngestJob.DONE and job(queued).status == IngestJob.DONE,
-        what="both jobs done after the restart",
-    )
+    try:
+        # a worker's start-up and the stale-job recovery take seconds each on a busy machine
+        wait_for(
+            lambda: job(interrupted).status == IngestJob.DONE and job(queued).status == IngestJob.DONE,
+            timeout=120,
+            what="both jobs done after the restart",
+        )
+    except AssertionError as failed:
+        states = [(j.pk, j.status, j.attempts, j.worker, j.message[:200]) for j in IngestJob.objects.all()]
+        raise AssertionError(f"{failed}\njobs: {states}\n{workers.log_tails()}") from None
     redone = job(interrupted)
     assert redone.attempts == 2 and redone.worker.endswith(f":{second.pid}")
     assert redone.report["rows_added"] == 9  # ingest is idempotent: nothing was indexed twice
