@@ -68,7 +68,7 @@ PG_PID=$!
 # moves the floor with them; quick mode reports a miss, it does not fail (scripts/run_benches.sh).
 wait "$PG_PID" || true
 if [ "$(cat "$WORK/postgres.rc")" = 0 ]; then
-  run_pass benches scripts/run_benches.sh --quick &
+  run_pass benches scripts/run_benches.sh --quick --jobs 2 &
   BENCH_PID=$!
 else
   echo skipped >"$WORK/benches.rc"; echo "(not run: the PostgreSQL pass failed)" >"$WORK/benches.log"
