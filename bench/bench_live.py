@@ -37,6 +37,9 @@ import websockets
 from websockets.typing import Origin
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+from targets import missed  # noqa: E402
+
 AGENT = "agent-00"
 
 
@@ -359,14 +362,16 @@ def main() -> None:
     print(json.dumps(results, indent=2))
     lat = results["file_append_to_ws"]
     fan = results["fanout"]
+    # every event delivered and no client error: a failure; latency: a target, reported
+    # (MISSED in scripts/run_benches.sh's report) like every other benchmark's
     ok = (
         lat["received"] == lat["events"]
-        and lat["p95_ms"] <= 500
         and results["push_to_ws"]["received"] == results["push_to_ws"]["events"]
         and fan["error_count"] == 0
         and fan["clients_complete"] == fan["clients"]
     )
-    print("OK" if ok else "FAILED: see the figures above")
+    print(f"file append -> websocket p95 {lat['p95_ms']:.0f} ms (target <= 500 ms){missed(lat['p95_ms'] <= 500)}")
+    print("OK" if ok else "FAILED: an event was lost or a client failed (see the figures above)")
     sys.exit(0 if ok else 1)
 
 
