@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from canvases.mermaid import Canvas as ParsedCanvas
+from canvases.mermaid.vocabulary import STATUS_ACTIVE
 from sessions.instants import parse_instant
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
@@ -34,7 +35,7 @@ LOOP_WINDOW_ROWS = 10  # ... with at most this many rows between two of them
 STUCK_AFTER = timedelta(minutes=30)
 WAIT_WINDOW = timedelta(seconds=120)  # l2WaitRetrySeconds
 NULL_GRACE = timedelta(seconds=300)  # the map-builder's time trigger
-STUCK_STATUSES = ("doing", "blocked")
+STUCK_STATUSES = STATUS_ACTIVE
 EVIDENCE_CAP = 50
 MAX_REF_SCANS = 2000
 

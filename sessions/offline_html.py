@@ -16,8 +16,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCRIPTS = ("js/canvas-layout.js", "js/canvas-shapes.js", "js/canvas-draw.js", "js/offline.js")
-STYLES = ("css/memviz.css", "css/debug.css", "css/offline.css")
+SCRIPTS = ("js/statuses.js", "js/canvas-layout.js", "js/canvas-shapes.js", "js/canvas-draw.js", "js/offline.js")
+STYLES = ("css/memviz.css", "css/statuses.css", "css/debug.css", "css/offline.css")
 _JSON_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
 

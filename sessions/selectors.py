@@ -13,6 +13,7 @@ from django.conf import settings
 from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
+from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 from canvases.models import Canvas, CanvasNode
 from sessions import counters, search
 from sessions.canvas_search import canvas_hits
@@ -449,7 +450,7 @@ def search_context(params: dict[str, str]) -> dict[str, Any]:
     }
 
 
-SEARCH_STATUSES = ("done", "doing", "todo", "paused", "blocked")
+SEARCH_STATUSES = STATUS_VOCABULARY
 
 
 def _in_order(values: QuerySet, ids: list[int]) -> list[dict[str, Any]]:

@@ -10,11 +10,11 @@ from .labels import escape_text, raw_segment_safe, raw_segments, truncate
 from .lexer import SHAPE_DELIMITERS
 from .model import Canvas, Node, NodeRef
 from .patch import Patch
+from .vocabulary import STATUS_PRECEDENCE
 
 NOTE_LIMIT = 500
 SUMMARY_LIMIT = 150
 TITLE_LIMIT = 150
-STATUS_PRECEDENCE = ("blocked", "doing", "paused", "todo", "done")
 SEGMENT_ORDER = {None: 0, "status": 1, "summary": 2, "timestamp": 3}
 SEGMENT_NAMES = {"status": "status", "summary": "summary", "timestamp": "Timestamp"}
 

@@ -21,24 +21,24 @@ from .lexer import NODE_ID, SHAPE_DELIMITERS
 from .model import STATUS_VOCABULARY, Canvas, Link, NodeRef, Statement, Subgraph
 from .parser import CLASS_NAME, DIRECTION, parse
 from .repair import repair_text
+from .vocabulary import STATUS_STYLES as STATUS_LOOKS
+from .vocabulary import URGENCY
 
 log = logging.getLogger(__name__)
 
 STATUS_CLASS_PREFIX = "mvz_"
+# mermaid's classDef of each status (light theme), in the vocabulary's order: the page's CSS
+# comes from the same table.
 STATUS_STYLES = {
-    "done": "fill:#e3f4e1,stroke:#3b8b3b,color:#1d3d1d",
-    "doing": "fill:#fff4cc,stroke:#c49a00,color:#3d3000,stroke-width:2px",
-    "todo": "fill:#eef2f7,stroke:#7b8794,color:#1f2933",
-    "paused": "fill:#ece6f5,stroke:#7d5ba6,color:#2f2140,stroke-dasharray:4 3",
-    "blocked": "fill:#fde2e2,stroke:#c0392b,color:#5a1a12",
-    # a status word outside the vocabulary (`进行中`), and a node with no status at all
-    "other": "fill:#ffffff,stroke:#57606a,color:#1f2328,stroke-dasharray:2 2",
-    "none": "fill:#ffffff,stroke:#8c959f,color:#57606a",
+    style.key: ",".join(
+        [f"fill:{style.light.fill}", f"stroke:{style.light.line}", f"color:{style.light.text}"]
+        + [f"{name}:{value}" for name, value in style.outline]
+    )
+    for style in sorted(STATUS_LOOKS, key=lambda s: (STATUS_VOCABULARY + ("other", "none")).index(s.key))
 }
 # Subgraphs: neutral grey-blue, unlike any status (mermaid's default cluster yellow read as "doing").
 GROUP_CLASS = f"{STATUS_CLASS_PREFIX}group"
 GROUP_STYLE = "fill:#f6f8fa,stroke:#6e7781,color:#24292f,stroke-width:1px"
-URGENCY = ("blocked", "doing", "paused", "todo", "done", "other", "none")
 NOT_ID_CHARS = re.compile(r"[^\w-]")
 # Characters a label keeps as they are; anything else is written as a mermaid entity.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+from .vocabulary import STATUS_VOCABULARY
+
 PHASES = ["Read", "Run", "Edit", "Test", "定位", "修复", "验证", "调研"]
 ACTIONS = [
     "src/orders/router.ts",
@@ -20,7 +22,7 @@ SUMMARIES = [
     "缓存 key 缺 lockfile hash → ERR_PNPM_OUTDATED_LOCKFILE",
     "to_money() quantizes to 0.01 everywhere",
 ]
-STATUSES = ["done", "done", "done", "doing", "todo", "paused", "blocked"]
+STATUSES = ["done"] * 2 + list(STATUS_VOCABULARY)  # done three times in seven, as boards are
 SHAPES = [('["', '"]'), ('["', '"]'), ('["', '"]'), ('("', '")'), ('{{"', '"}}'), ('(["', '"])')]
 
 

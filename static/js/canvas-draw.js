@@ -8,7 +8,9 @@
   const LINE_H = 24; // mermaid's labels: line-height 1.5
   const WRAP = 200; // mermaid's wrappingWidth
   const FONT = `${FONT_SIZE}px "Noto Sans SC", sans-serif`;
-  const URGENCY = ["blocked", "doing", "paused", "todo", "done", "other", "none"];
+  // the statuses' words, from canvases/mermaid/vocabulary.py (static/js/statuses.js)
+  const { urgency: URGENCY, vocabulary: STATUS_WORDS } = window.memvizStatuses;
+  const VOCABULARY = new Set(STATUS_WORDS);
 
   // ---- text -------------------------------------------------------------------------------
   let ctx = null;
@@ -120,7 +122,7 @@
     const counts = {};
     for (const n of members) counts[n.key] = (counts[n.key] || 0) + 1;
     const key = URGENCY.find((k) => counts[k]) || "none";
-    const detail = ["done", "doing", "todo", "paused", "blocked"].filter((k) => counts[k]).map((k) => `${counts[k]} ${k}`).join(", ");
+    const detail = STATUS_WORDS.filter((k) => counts[k]).map((k) => `${counts[k]} ${k}`).join(", ");
     return { key, detail };
   }
 
@@ -377,7 +379,6 @@
   }
 
   // The server writes only what differs from the usual (canvases/canvas_scene.py); fill it in.
-  const VOCABULARY = new Set(["done", "doing", "todo", "paused", "blocked"]);
   function normalize(scene) {
     for (const n of scene.nodes) {
       n.shape = n.shape || "rect";

@@ -79,7 +79,7 @@
   // ---- what opens by default: the overview, with the groups of the current focus expanded ------
   function focusNode(sc) {
     const byTime = (list) => list.map((n, i) => [n.ts || "", i, n]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] - b[1])).map((x) => x[2]);
-    for (const key of ["doing", "blocked"]) {
+    for (const key of window.memvizStatuses.active) {
       const hits = byTime(sc.nodes.filter((n) => n.key === key));
       if (hits.length) return hits[hits.length - 1];
     }

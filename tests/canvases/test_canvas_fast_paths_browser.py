@@ -14,6 +14,7 @@ import pytest
 
 from canvases.mermaid import content_hash, parse
 from canvases.mermaid.samples import sample_canvas
+from canvases.mermaid.vocabulary import STATUS_STYLES, STATUS_VOCABULARY
 from sessions.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER
 from tests.canvases.browser_login import log_in as sign_in
@@ -28,7 +29,7 @@ BIG = "800-nested-300.mmd"
 
 
 @pytest.fixture
-def data(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
+def data(fixtures_root: Path, django_user_model) -> Path:
     root = fixtures_root / "fixture-a-upstream"
     mmds = root / "main" / "mmds"
     (mmds / BIG).write_text(sample_canvas(300, prefix="800"), encoding="utf-8")
@@ -40,17 +41,17 @@ def data(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-unt
     return root / "main"
 
 
-def log_in(page, live_server, next_url: str) -> None:  # type: ignore[no-untyped-def]
+def log_in(page, live_server, next_url: str) -> None:
     sign_in(page, live_server, next_url)
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
 
 
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+def shot(page, name: str) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / name))
 
 
-def first_drawn_node(page) -> str:  # type: ignore[no-untyped-def]
+def first_drawn_node(page) -> str:
     return page.evaluate(
         """() => { const m = memvizCanvas.model(), r = memvizCanvas.view().visibleRect();
         return m.order.find((id) => { const b = m.boxes.get(id);
@@ -58,8 +59,35 @@ def first_drawn_node(page) -> str:  # type: ignore[no-untyped-def]
     )
 
 
-def test_an_edit_swaps_only_what_changed_and_keeps_view_tools_and_undo(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+def drawn_status_colours(page) -> dict[str, tuple[str, str]]:
+    """mvz_<status> → (fill, stroke) of the first node drawn with it, as chromium computed them
+    (nodes the agent coloured with its own classDef are the agent's colours: left out)."""
+    return page.evaluate(
+        """() => { const out = {};
+        for (const g of document.querySelectorAll('#diagram g.node')) {
+          const key = [...g.classList].find((c) => c.startsWith('mvz_')), shape = g.querySelector('.shape');
+          if (key && shape && !shape.dataset.css && !shape.getAttribute('style') && !(key in out)) { const s = getComputedStyle(shape); out[key] = [s.fill, s.stroke]; }
+        } return out; }"""
+    )
+
+
+def rgb(hex_colour: str) -> str:
+    return "rgb({}, {}, {})".format(*(int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)))
+
+
+def test_an_edit_swaps_only_what_changed_and_keeps_view_tools_and_undo(live_server, page, data: Path) -> None:
     log_in(page, live_server, f"/a/main/c/{BIG}/?collapsed=")
+    # every status is drawn in its colours of the one table (canvases/mermaid/vocabulary.py,
+    # exported to static/css/statuses.css), in the light and the dark theme
+    for theme in ("light", "dark"):
+        page.emulate_media(color_scheme=theme)
+        drawn = drawn_status_colours(page)
+        assert {f"mvz_{w}" for w in STATUS_VOCABULARY} <= set(drawn), drawn
+        for style in STATUS_STYLES:
+            if f"mvz_{style.key}" in drawn:
+                look = getattr(style, theme)
+                assert drawn[f"mvz_{style.key}"] == [rgb(look.fill), rgb(look.line)], (theme, style.key)
+    page.emulate_media(color_scheme="light")
     node = first_drawn_node(page)
     page.locator(f'#diagram g.node[data-memviz-id="{node}"]').click()
     page.locator(f'#node-panel .node-detail[data-node="{node}"]').wait_for()
@@ -109,10 +137,10 @@ def test_an_edit_swaps_only_what_changed_and_keeps_view_tools_and_undo(live_serv
     text = (data / "mmds" / BIG).read_text("utf-8")
     assert "note" not in parse(text).nodes[node].fields.extra
     assert page.locator("#editor").get_attribute("data-hash") == content_hash(text)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
-def test_a_conflicting_edit_gets_the_whole_editor_back(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_conflicting_edit_gets_the_whole_editor_back(live_server, page, data: Path) -> None:
     log_in(page, live_server, f"/a/main/c/{BIG}/?collapsed=")
     node = first_drawn_node(page)
     path = data / "mmds" / BIG
@@ -130,10 +158,10 @@ def test_a_conflicting_edit_gets_the_whole_editor_back(live_server, page, data: 
     )
     assert page.locator("#editor").get_attribute("data-hash") == content_hash(path.read_text("utf-8"))
     assert "too late" not in path.read_text("utf-8")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
-def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, page, data: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     node = first_drawn_node(page)
@@ -162,10 +190,10 @@ def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, pag
     assert_ring_around(page, node)
     page.keyboard.press("Escape")
     assert page.locator("#diagram svg.mc-marks rect").count() == 0
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
-def assert_ring_around(page, node: str) -> None:  # type: ignore[no-untyped-def]
+def assert_ring_around(page, node: str) -> None:
     rings = page.locator("#diagram svg.mc-marks rect")
     assert rings.count() == 1
     ring = rings.bounding_box()
@@ -176,7 +204,7 @@ def assert_ring_around(page, node: str) -> None:  # type: ignore[no-untyped-def]
     assert ring["width"] < box["width"] * 1.3 + 30  # around this node, not somewhere larger
 
 
-def test_a_long_dotted_edge_is_drawn_in_joined_pieces_with_one_arrowhead(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_long_dotted_edge_is_drawn_in_joined_pieces_with_one_arrowhead(live_server, page, data: Path) -> None:
     # The rasteriser dashes a whole path for every tile its bounds touch: a dotted edge across a
     # big canvas is drawn in pieces (canvas-draw.js, DASH_PIECE) that must still read as one edge.
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
@@ -198,10 +226,10 @@ def test_a_long_dotted_edge_is_drawn_in_joined_pieces_with_one_arrowhead(live_se
         assert all(p["length"] <= 2 * 1500 for p in pieces)
         assert [p["end"] for p in pieces] == [False] * (len(pieces) - 1) + [True]
         assert not any(p["start"] for p in pieces[1:])
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
-def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: Path) -> None:  # type: ignore[no-untyped-def]
+def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     host = page.locator("#diagram .mermaid-host").bounding_box()
@@ -250,4 +278,4 @@ def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: 
     assert after[2] > state["k"] * 1.2
     assert abs(after[0] - under[0]) < 2 and abs(after[1] - under[1]) < 2
     shot(page, "canvas-after-zoom.png")
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []

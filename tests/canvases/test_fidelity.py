@@ -23,7 +23,8 @@ REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fixtures" / "fidelity"
 FACTS_JS = Path(__file__).with_name("fidelity_facts.js")
 SCRIPTS = [MERMAID_JS] + [
-    REPO / "static" / "js" / name for name in ("canvas-layout.js", "canvas-shapes.js", "canvas-draw.js")
+    REPO / "static" / "js" / name
+    for name in ("statuses.js", "canvas-layout.js", "canvas-shapes.js", "canvas-draw.js")
 ]
 # Diagrams agreeing on every fact; the test fails if a change draws fewer of them alike.
 AGREEING_AT_LEAST = 50
@@ -193,7 +194,8 @@ def compare(texts: dict[str, str], chromium_launch: dict, side_by_side: tuple[st
         browser = playwright.chromium.launch(**chromium_launch)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
         page.set_content('<html><body><div id="drawing" style="width:3000px;height:3000px"></div></body></html>')
-        page.add_style_tag(path=str(REPO / "static" / "css" / "memviz.css"))
+        for sheet in ("memviz.css", "statuses.css"):
+            page.add_style_tag(path=str(REPO / "static" / "css" / sheet))
         for script in SCRIPTS:
             page.add_script_tag(path=str(script))
         results = page.evaluate(FACTS_JS.read_text(encoding="utf-8"), items)
