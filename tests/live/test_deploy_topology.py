@@ -6,31 +6,41 @@ agent pushed through one and then the other is one agent with every row; a worke
 killed with kill -9 mid-job has its job finished by the other; a web process killed with kill -9
 in the middle of a merge (its canvas renamed into place, the rows not yet) has the merge finished
 from the shared journal by the others, recorded as the person's, with a clean history and undo.
-PostgreSQL pass only (CI's second).
+Then the outages of docs/deploy.md, in this same topology: Redis restarted (a job asked for
+meanwhile answers 503 through either web process, pages still read, websockets are refused; back,
+uploads through either process are done by the workers, which reconnect by themselves, and the
+refused jobs too) and PostgreSQL restarted (every page 503 at once; rows appended meanwhile are
+indexed once it is back, edits and jobs work again).
+PostgreSQL pass only (CI's second); the test runs a cluster of its own (it stops and starts it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 import zipfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from tests.live.conftest import REPO, free_port, wait_port
-from tests.live.test_topology import big_agent, small_agent, until
+from tests.live.test_outages import OwnPostgres
+from tests.live.test_topology import append_rows, big_agent, small_agent, until
 
 sys.path.insert(0, str(REPO / "bench"))
-from load import Browser, postgres_database  # noqa: E402
+from load import Answer, Browser  # noqa: E402
 
 pytestmark = [pytest.mark.slow, pytest.mark.database]
 ROWS = 20_000
@@ -42,21 +52,18 @@ def deployment(tmp_path: Path) -> Iterator[dict]:
         pytest.skip("the deploy guide's topology runs on PostgreSQL (CI's second pass)")
     if shutil.which("make") is None or not (REPO / ".venv" / "bin" / "celery").exists():
         pytest.skip("needs make and the .venv of `make setup`")
-    from tests.concurrency.postgres_server import postgres_server_url
-
-    redis_port = free_port()
-    redis = subprocess.Popen(
-        ["redis-server", "--port", str(redis_port), "--bind", "127.0.0.1", "--save", ""],
-        stdout=subprocess.DEVNULL,
-    )
-    wait_port(redis_port, proc=redis)
+    if shutil.which("redis-server") is None:
+        pytest.skip("no redis-server")
+    postgres = OwnPostgres(tmp_path)  # skips unless root with Debian's postgresql
+    redis = RedisServer()
     root = tmp_path / "root"
-    big_agent(root)
-    with postgres_database(postgres_server_url()) as url:
+    try:
+        big_agent(root)
+        redis.start()
         base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MEMVIZ_"))}
         base.update(
-            DATABASE_URL=url,
-            REDIS_URL=f"redis://127.0.0.1:{redis_port}/0",
+            DATABASE_URL=postgres.url,
+            REDIS_URL=f"redis://127.0.0.1:{redis.port}/0",
             MEMVIZ_DATA_ROOT=str(root),
             MEMVIZ_SHARED_DIR=str(tmp_path / "shared"),
             MEMVIZ_SECRET_KEY="a-test-key-shared-by-every-process-of-this-deployment",
@@ -108,7 +115,7 @@ def deployment(tmp_path: Path) -> Iterator[dict]:
                 wait_port(port, timeout=90)
             yield {
                 "ports": ports, "root": root, "hold": hold, "logs": logs, "env": machine(1),
-                "third_web": third_web, "tmp": tmp_path,
+                "third_web": third_web, "tmp": tmp_path, "redis": redis, "postgres": postgres,
             }
         finally:
             for proc in procs:
@@ -119,8 +126,32 @@ def deployment(tmp_path: Path) -> Iterator[dict]:
                     proc.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
-            redis.terminate()
-            redis.wait(10)
+    finally:
+        redis.stop()
+        stop = f"{postgres.bin}/pg_ctl -D {postgres.dir} -m immediate stop"
+        subprocess.run(["su", "postgres", "-s", "/bin/sh", "-c", stop], capture_output=True, timeout=60)
+        shutil.rmtree(postgres.dir, ignore_errors=True)
+
+
+class RedisServer:
+    """redis-server on loopback, stopped and started again on the same port."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.command = [
+            "redis-server", "--port", str(self.port), "--bind", "127.0.0.1",
+            "--save", "", "--appendonly", "no",
+        ]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(self.command, stdout=subprocess.DEVNULL)
+        wait_port(self.port, proc=self.proc)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(10)
 
 
 def agent_rows(browser: Browser, slug: str) -> int:
@@ -151,6 +182,36 @@ def upload(browser: Browser, name: str, source: Path) -> int:
     )
     assert answer.status == 202, answer.body[:300]
     return answer.json()["id"]
+
+
+def post_ingest(browser: Browser) -> Answer:
+    """The home page's Re-ingest button (signed in, with the CSRF token)."""
+    headers = {"X-CSRFToken": browser.csrf(), "Referer": browser.base + "/"}
+    return browser.request("POST", "/ingest/?format=json", b"", headers)
+
+
+async def live_ready(port: int, slug: str) -> bool:
+    """Does an agent page's websocket open and say live.ready (within 10 s)?"""
+    import websockets
+
+    url, origin = f"ws://127.0.0.1:{port}/ws/live/{slug}/", f"http://127.0.0.1:{port}"
+    try:
+        async with websockets.connect(url, origin=origin, open_timeout=10) as ws:
+            hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
+    except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
+        return False
+    return hello.get("type") == "live.ready"
+
+
+def workers_answering(env: dict[str, str]) -> list[str]:
+    """The workers that answer a ping through the broker (`make worker NAME=w1` and `w2`)."""
+    host = socket.gethostname()
+    ping = [
+        str(REPO / ".venv" / "bin" / "celery"), "-A", "memviz", "inspect", "ping",
+        "-d", f"w1@{host},w2@{host}", "--timeout", "3", "--json",
+    ]
+    out = subprocess.run(ping, cwd=REPO, env=env, capture_output=True, text=True, timeout=60).stdout
+    return sorted(json.loads(out.strip().splitlines()[-1])) if out.strip() else []
 
 
 def job_of(browser: Browser, job_id: int) -> dict:
@@ -266,3 +327,92 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     undone = two.post_json(canvas + "ops/?format=json", {"op": "undo"})
     assert undone.status == 200, undone.body[:300]
     assert "001-N3" in {n["id"] for n in one.get(canvas + "?format=json").json()["nodes"]}
+
+    # Redis stopped: a job asked for through either process answers 503 at once (its row waits:
+    # a worker queues it once Redis is back); pages still read (Redis is not needed to read);
+    # websockets are refused, so open pages say "reconnecting".
+    redis, postgres = deployment["redis"], deployment["postgres"]
+    last_job = max(j["id"] for j in one.get("/?format=json").json()["jobs"])
+    redis.stop()
+    for n, browser in enumerate((one, two), 1):
+        asked = post_ingest(browser)
+        assert asked.status == 503 and asked.seconds < 3, (n, asked.status, asked.seconds, asked.body)
+        assert "task queue" in asked.json()["error"], asked.body[:300]
+        page = browser.get("/?format=json")
+        assert page.status == 200 and page.seconds < 3, (n, page.status, page.seconds, page.body)
+    for port in deployment["ports"]:
+        asked_at = time.monotonic()
+        assert asyncio.run(live_ready(port, "big")) is False
+        assert time.monotonic() - asked_at < 5
+    # Redis back on the same port: the workers reconnect by themselves and do uploads through
+    # either process, and the refused jobs too; websockets open again.
+    redis.start()
+    host = socket.gethostname()
+    until(
+        "both workers answering through the broker again",
+        lambda: workers_answering(deployment["env"]) == [f"w1@{host}", f"w2@{host}"],
+        30,
+        *logs,
+    )
+    uploaded = small_agent(deployment["tmp"] / "uploaded")
+    for n, (through, other) in enumerate([(one, two), (two, one)]):
+        job = upload(through, f"after-redis{n}", uploaded)
+        until(
+            f"upload {n} after Redis",
+            lambda j=job, t=through: job_of(t, j)["status"] == "done",
+            60,
+            *logs,
+        )
+        assert agent_rows(other, job_of(through, job)["report"]["agents"][0]) == 5
+
+    def refused_jobs_done() -> list[dict]:
+        jobs = [j for j in one.get("/?format=json").json()["jobs"] if j["id"] > last_job]
+        return [] if any(j["status"] != "done" for j in jobs) else jobs
+
+    assert len(until("the refused jobs done once Redis is back", refused_jobs_done, 60, *logs)) == 4
+    until(
+        "websockets again",
+        lambda: all(asyncio.run(live_ready(port, "big")) for port in deployment["ports"]),
+        20,
+        *logs,
+    )
+
+    # PostgreSQL stopped: every page answers 503 at once through either process (JSON and HTML);
+    # rows the agent appends meanwhile are indexed once it is back, and edits and jobs work again.
+    pg_logs = [*logs, postgres.dir / "server.log"]
+    rows = agent_rows(one, "big")
+    postgres.stop()
+    append_rows(deployment["root"] / "big", "outage", 7)
+
+    def pages(browser: Browser) -> list[tuple[str, Answer]]:
+        return [(browser.base + path, browser.get(path)) for path in ("/?format=json", "/a/big/")]
+
+    with ThreadPoolExecutor(2) as pool:  # both processes at once: each answer waits ~2 s
+        answered = [pair for pairs in pool.map(pages, (one, two)) for pair in pairs]
+    for url, answer in answered:
+        assert answer.status == 503 and answer.seconds < 3, (url, answer.status, answer.seconds)
+        assert b"database is not answering" in answer.body, (url, answer.body[:300])
+    postgres.start()
+    until(
+        "pages again through both",
+        lambda: all(b.get("/?format=json").status == 200 for b in (one, two)),
+        20,
+        *pg_logs,
+    )
+    until(
+        "the rows appended in the outage",
+        lambda: agent_rows(one, "big") == rows + 7,
+        30,
+        *pg_logs,
+    )
+    assert agent_rows(two, "big") == rows + 7
+    base = one.get(canvas + "?format=json").json()["content_hash"]
+    edit = two.post_json(
+        canvas + "ops/?format=json",
+        {"op": "annotate", "node": "001-N1", "text": "after the restart", "base": base},
+    )
+    assert edit.status == 200, edit.body[:300]
+    assert one.get(canvas + "?format=json").json()["content_hash"] == edit.json()["hash"]
+    job = upload(one, "after-postgres", uploaded)
+    until("an upload after PostgreSQL", lambda: job_of(two, job)["status"] == "done", 60, *pg_logs)
+    assert agent_rows(two, job_of(one, job)["report"]["agents"][0]) == 5
