@@ -37,7 +37,8 @@ from canvases.write_path import Change, change_write
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions import counters
 from sessions.instants import iso, parse_instant
-from sessions.memory.row_fields import node_aliases
+from sessions.memory.layout import CANVAS_DIR
+from sessions.memory.row_fields import node_aliases, row_spelling
 from sessions.models import Agent, AgentSession, NodeRowCount, Row
 
 REVISION, CURRENT, REPLAY = "revision", "current", "replay"
@@ -188,7 +189,7 @@ def rows_of_moment(canvas: Canvas, moment: Moment) -> dict[str, list[RowNow]]:
 def branch_number(agent: Agent) -> int:
     """The next free number: above the files on disk, the agent's counter, the index's canvases
     and every `NNN-N<k>` prefix rows still carry (a deleted canvas's rows keep theirs)."""
-    mmds = Path(agent.path) / "mmds"
+    mmds = Path(agent.path) / CANVAS_DIR
     try:
         names = os.listdir(mmds)
     except FileNotFoundError:
@@ -197,7 +198,7 @@ def branch_number(agent: Agent) -> int:
     counter = state.get("mmdCounter", state.get("mmd_counter"))  # the Go port's spelling too
     used = [n for n in Canvas.objects.filter(agent=agent).values_list("number", flat=True) if n]
     for node_id in NodeRowCount.objects.filter(agent=agent).values_list("node_id", flat=True):
-        number = file_number(node_id.removeprefix("n_"))
+        number = file_number(row_spelling(node_id))
         if number is not None and "-N" in node_id:
             used.append(number)
     return next_free_number(

@@ -18,6 +18,9 @@ from canvases.mermaid.repair import repair_text
 from canvases.scene_labels import rich_lines
 from canvases.scene_shapes import drawn_shape
 
+# Up to this many nodes a canvas opens fully expanded; a larger one as an overview of its
+# top-level groups (canvases/selectors.py default_collapsed, static/js/canvas.js).
+OVERVIEW_NODES = 40
 # A block (the canvas or a subgraph) with more loose nodes than this is shown as groups of
 # consecutive nodes (the order the agent wrote them, i.e. time) that expand on demand.
 AUTO_GROUP_OVER = 60
@@ -278,6 +281,8 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
     accessible = {"accTitle": doc.acc_title, "accDescr": doc.acc_descr}
     return {
         **{key: value for key, value in accessible.items() if value},
+        # opens fully expanded and fitted whole (a larger one: as an overview, canvas.js)
+        "small": len(doc.nodes) <= OVERVIEW_NODES,
         "direction": (doc.direction or "TD").upper(),
         "nodes": nodes,
         "edges": edges,

@@ -13,7 +13,9 @@ from typing import Any
 
 from canvases import own_writes
 from sessions.memory import json_text
+from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.paths import UnsafePath, open_regular
+from sessions.memory.row_fields import WAIT, is_wait
 from sessions.memory.state import read_state
 from sessions.models import Agent, Row
 
@@ -52,7 +54,7 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | No
     """
     now = time.time() if now is None else now
     stamps = list(
-        Row.objects.filter(agent=agent, node_id="wait").values_list("timestamp", flat=True)[:500]
+        Row.objects.filter(agent=agent, node_id=WAIT).values_list("timestamp", flat=True)[:500]
     )
     if not stamps:
         if _claims_not_yet_indexed(agent, now):
@@ -94,13 +96,13 @@ def _claims_not_yet_indexed(agent: Agent, now: float) -> bool:
 
 
 def _is_claim(line: bytes) -> bool:
-    if b"wait" not in line:
+    if WAIT.encode() not in line:
         return False
     try:
         row = json_text.loads(line)
     except ValueError:
         return False
-    return isinstance(row, dict) and row.get("node_id") == "wait"
+    return isinstance(row, dict) and is_wait(row.get("node_id"))
 
 
 def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
@@ -110,7 +112,7 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     folder = Path(agent.path)
     newest = _newest_foreign(
         agent,
-        [folder / "state.json", *folder.glob("offload-*.jsonl"), *folder.glob("mmds/*.mmd")],
+        [folder / "state.json", *folder.glob("offload-*.jsonl"), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
     )
     reasons = []
     age = now - newest if newest is not None else None

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.conf import settings
 from django.db import models
 
 from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+from sessions.memory.layout import canvas_file
 from sessions.models import Agent
 
 
@@ -36,6 +39,11 @@ class Canvas(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent.slug}/{self.filename}"
+
+    @property
+    def path(self) -> Path:
+        """The canvas file on disk (confined to its agent folder)."""
+        return canvas_file(Path(self.agent.path), self.filename)
 
 
 class CanvasNode(models.Model):

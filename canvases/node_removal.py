@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from canvases.models import Revision
+from sessions.memory.row_fields import drawn_as
 from sessions.models import Agent
 
 # Revisions looked at, newest first: a node removed long ago is named as "on no canvas".
@@ -31,7 +32,7 @@ def _holds(text: str, node_id: str) -> bool:
 def node_removal(agent: Agent, node_id: str) -> NodeRemoval | None:
     """The newest revision of the agent's canvases whose change removed ``node_id`` (or its
     ``n_`` alias), a human prune or merge as well as an agent rewrite; None if none did."""
-    ids = [node_id, f"n_{node_id}"]
+    ids = drawn_as(node_id)
     candidates = (
         Revision.objects.filter(canvas__agent=agent, before_text__contains=node_id)
         .select_related("canvas")

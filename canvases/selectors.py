@@ -19,30 +19,27 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
 from canvases import budget, history, landing, lineage, liveness, reverts
+from canvases.canvas_scene import OVERVIEW_NODES
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
 from canvases.models import Canvas, Revision
 from memviz.fields import nul_free
-from sessions.memory.paths import UnsafePath, confine
+from sessions.memory.layout import canvas_file
+from sessions.memory.paths import UnsafePath
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent, Row
 from sessions.selectors import rows_json
 
-OVERVIEW_NODES = 40
 PREVIEW_SHARES = 10
-
-
-def canvas_path(agent: Agent, filename: str) -> Path:
-    return confine(Path(agent.path), f"mmds/{filename}")
 
 
 def canvas_get(agent: Agent, filename: str) -> Canvas:
     """The indexed canvas (404 for a name that is unsafe or not indexed)."""
     try:
-        canvas_path(agent, filename)
+        canvas_file(Path(agent.path), filename)
     except UnsafePath as exc:
         raise Http404(str(exc)) from exc
     canvas = get_object_or_404(Canvas, agent=agent, filename=filename)
@@ -74,7 +71,7 @@ def canvas_too_large(agent: Agent, canvas: Canvas) -> dict[str, Any] | None:
 def disk_state(canvas: Canvas) -> dict[str, Any]:
     """Whether the file on disk still is what the index holds (size and mtime; one stat)."""
     try:
-        st = os.stat(canvas_path(canvas.agent, canvas.filename))
+        st = os.stat(canvas.path)
     except (OSError, UnsafePath):
         return {"missing": True, "changed": True}
     changed = (st.st_size, st.st_mtime_ns) != (canvas.size, canvas.mtime_ns)

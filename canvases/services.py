@@ -44,7 +44,7 @@ from canvases.live_rules import (
 from canvases.mermaid import agent_view, content_hash
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
-from canvases.write_path import Change, canvas_path, change_write, intents_recover
+from canvases.write_path import Change, change_write, intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions.locks import agent_locked
 from sessions.memory.atomic import PreconditionFailed
@@ -121,7 +121,7 @@ def _run(canvas: Canvas, work: Callable[[Canvas], T]) -> T:
 def _read_disk(canvas: Canvas) -> tuple[str, str]:
     """The canvas text on disk and its hash; refuses a vanished or non-UTF-8 file."""
     try:
-        raw = read_regular(canvas_path(canvas), folders=2)  # mmds/<file>: no links, bounded
+        raw = read_regular(canvas.path, folders=2)  # mmds/<file>: no links, bounded
     except FileNotFoundError:
         raise EditRefused(
             f"{canvas.filename} vanished from disk (the agent may have deleted it); "
@@ -143,7 +143,7 @@ def _read_disk(canvas: Canvas) -> tuple[str, str]:
 def _sync(canvas: Canvas) -> bool:
     """Record an agent rewrite seen on disk as an "agent" revision (under the lock)."""
     try:
-        changed = canvas_index_file(canvas.agent, canvas_path(canvas))
+        changed = canvas_index_file(canvas.agent, canvas.path)
     except (FileNotFoundError, ValueError):
         return False
     canvas.refresh_from_db()

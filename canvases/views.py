@@ -88,7 +88,7 @@ def canvas_raw(request: HttpRequest, agent: str, canvas: str) -> FileResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     try:
-        handle = open_regular(selectors.canvas_path(obj, canvas_obj.filename), folders=2)
+        handle = open_regular(canvas_obj.path, folders=2)
     except (OSError, UnsafePath):
         raise Http404(gettext("the canvas file cannot be read")) from None
     response = FileResponse(  # closes the handle when sent

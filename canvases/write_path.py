@@ -54,7 +54,7 @@ from sessions.memory.atomic import (
     prepare_write,
     remove_stale_temps,
 )
-from sessions.memory.paths import confine
+from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.remap import PreparedRemap, RemapConflict, prepare_remap, rewrite_file
 from sessions.models import Agent
 
@@ -105,15 +105,11 @@ def journal_dir() -> Path:
     return Path(settings.MEMVIZ_JOURNAL_DIR)
 
 
-def canvas_path(canvas: Canvas) -> Path:
-    return confine(Path(canvas.agent.path), f"mmds/{canvas.filename}")
-
-
 def change_write(change: Change) -> Written:
     """Steps 1-4 above; raises EditConflict / WriteFailed / EditRefused with nothing changed."""
     canvas = change.canvas
     agent_dir = Path(canvas.agent.path)
-    path = canvas_path(canvas)
+    path = canvas.path
     intent = journal.Intent(
         agent_dir=str(agent_dir),
         op=change.op,
@@ -347,7 +343,7 @@ def intent_record(intent: journal.Intent, rows_changed: int) -> Revision:
     if data["after_hash"] != data["before_hash"]:
         canvas_apply_text(canvas, after_text)
         with contextlib.suppress(FileNotFoundError):
-            canvas.mtime_ns = canvas_path(canvas).stat().st_mtime_ns
+            canvas.mtime_ns = canvas.path.stat().st_mtime_ns
             canvas.save(update_fields=["mtime_ns"])
     plan = RowPlan.from_json(data["rows"]) if data.get("rows") else None
     remaps: dict[str, Any] = {}
@@ -428,7 +424,7 @@ def intents_recover(agent: Agent) -> list[Revision | None]:
     for intent in journal.intent_load_all(journal_dir(), str(agent_dir)):
         results.append(_recover_one(intent))
     # temps of a writer killed before journaling, or while writing the intent itself
-    for folder in (agent_dir, agent_dir / "mmds", journal_dir()):
+    for folder in (agent_dir, agent_dir / CANVAS_DIR, journal_dir()):
         with contextlib.suppress(OSError):
             remove_stale_temps(folder)
     return results
@@ -445,7 +441,7 @@ def _recover_one(intent: journal.Intent) -> Revision | None:
         journal.intent_clear(journal_dir(), intent.id)
         return done
     try:
-        on_disk = content_hash(read_text(canvas_path(canvas)))
+        on_disk = content_hash(read_text(canvas.path))
     except OSError:
         on_disk = None
     canvas_changes = data["after_hash"] != data["before_hash"]

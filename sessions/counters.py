@@ -15,6 +15,7 @@ from django.db import connection
 from django.db.models import Count, Sum
 
 from sessions.db_triggers import COUNTS, PLACED_SQL, ROW
+from sessions.memory.row_fields import WAIT, WAIT_SQL, drawn_as, is_wait, node_aliases
 from sessions.models import Agent, AgentSession, NodeRowCount
 
 CHUNK = 500
@@ -40,8 +41,8 @@ def _unplaced_by_agent(agent_ids: Sequence[int] | None) -> dict[int, Unplaced]:
     hint = " INDEXED BY nodecount_unplaced" if connection.vendor == "sqlite" else ""
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT agent_id, is_null, node_id = 'wait', SUM(rows_count) FROM {COUNTS}{hint} "
-            f"WHERE {where}NOT placed GROUP BY agent_id, is_null, node_id = 'wait'",
+            f"SELECT agent_id, is_null, node_id = {WAIT_SQL}, SUM(rows_count) FROM {COUNTS}{hint} "
+            f"WHERE {where}NOT placed GROUP BY agent_id, is_null, node_id = {WAIT_SQL}",
             list(agent_ids or []),
         )
         found: dict[int, dict[str, int]] = {}
@@ -64,7 +65,7 @@ def dangling_node_ids(agent: Agent) -> list[tuple[str, int]]:
     """(node_id, rows) of every row node id drawn on no canvas (not null, not "wait")."""
     return list(
         NodeRowCount.objects.filter(agent=agent, placed=False, is_null=False, rows_count__gt=0)
-        .exclude(node_id="wait")
+        .exclude(node_id=WAIT)
         .order_by("node_id")
         .values_list("node_id", "rows_count")
     )
@@ -87,10 +88,8 @@ def row_keys(node_ids: Iterable[str]) -> list[str]:
     """The row ``node_id`` values a set of canvas node ids can place ("n_X" also places "X")."""
     keys = set()
     for node_id in node_ids:
-        keys.add(node_id)
-        if node_id.startswith("n_"):
-            keys.add(node_id[2:])
-    keys.discard("wait")
+        keys.update(node_aliases(node_id))
+    keys.discard(WAIT)
     return sorted(keys)
 
 
@@ -163,7 +162,7 @@ class PlacedLookup:
             chunk = unknown[start : start + CHUNK]
             drawn = set(
                 CanvasNode.objects.filter(
-                    agent_id=self.agent_id, node_id__in=[*chunk, *(f"n_{n}" for n in chunk)]
+                    agent_id=self.agent_id, node_id__in=[a for n in chunk for a in drawn_as(n)]
                 )
                 .order_by()  # the default ordering would join the canvases
                 .values_list("node_id", flat=True)
@@ -172,7 +171,7 @@ class PlacedLookup:
 
     def _mark(self, node_ids: Iterable[str], drawn: set[str] | frozenset[str]) -> None:
         for node_id in node_ids:
-            self.known[node_id] = node_id != "wait" and bool({node_id, f"n_{node_id}"} & drawn)
+            self.known[node_id] = not is_wait(node_id) and bool(set(drawn_as(node_id)) & drawn)
 
     def __contains__(self, node_id: object) -> bool:
         return isinstance(node_id, str) and self.known.get(node_id, False)

@@ -13,13 +13,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from sessions.memory.row_fields import WAIT_SQL, drawn_as_sql
+
 ROW = "agent_sessions_row"
 COUNTS = "agent_sessions_noderowcount"
 KEY = "COALESCE({t}.node_id, ''), {t}.node_id IS NULL"
 # Is this node_id drawn on a canvas of the agent? (The Go port draws "n_<id>" for row "<id>".)
-PLACED_SQL = """({t}.node_id IS NOT NULL AND {t}.node_id <> 'wait' AND EXISTS (
-    SELECT 1 FROM canvases_canvasnode c WHERE c.agent_id = {t}.agent_id
-    AND c.node_id IN ({t}.node_id, 'n_' || {t}.node_id)))"""
+PLACED_SQL = (
+    f"({{t}}.node_id IS NOT NULL AND {{t}}.node_id <> {WAIT_SQL} AND EXISTS (\n"
+    "    SELECT 1 FROM canvases_canvasnode c WHERE c.agent_id = {t}.agent_id\n"
+    f"    AND c.node_id IN {drawn_as_sql('{t}.node_id')}))"
+)
 _DECREMENT = f"""UPDATE {COUNTS} SET rows_count = rows_count - 1
     WHERE agent_id = OLD.agent_id AND is_null = (OLD.node_id IS NULL)
     AND node_id = COALESCE(OLD.node_id, '')"""

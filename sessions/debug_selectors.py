@@ -25,7 +25,7 @@ from sessions import diagnostics as diag
 from sessions.debug_cache import agent_fingerprint, memo, session_fingerprint
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative, confine
-from sessions.memory.row_fields import aliases_of_all
+from sessions.memory.row_fields import WAIT_SQL, aliases_of_all
 from sessions.models import Agent, AgentSession, Ref, Row
 from sessions.ref_scan import scan_ref
 from sessions.replay import CanvasVersion, Replay, ReplayRow, build_replay
@@ -147,7 +147,7 @@ def _fresh_waits(agent: Agent, now: datetime) -> frozenset[int]:
     # node index instead, visiting every wait row of the agent (4-6 ms at 1M rows).
     waits = (
         f"SELECT id, timestamp FROM {Row._meta.db_table} "
-        "WHERE agent_id = %s AND node_id = 'wait' AND timestamp {}"
+        f"WHERE agent_id = %s AND node_id = {WAIT_SQL} AND timestamp {{}}"
     )
     with connection.cursor() as cursor:
         cursor.execute(

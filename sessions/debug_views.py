@@ -25,6 +25,7 @@ from sessions import debug_selectors as ds
 from sessions.diagnosis_labels import titled
 from sessions.instants import iso, parse_instant
 from sessions.ledger_selectors import agent_ledger, session_ledger
+from sessions.memory.row_fields import drawn_as
 from sessions.models import Agent, AgentSession
 from sessions.replay import RECONSTRUCTED, REVISION
 from sessions.run_report import report_markdown
@@ -241,7 +242,7 @@ def node_locate(request: HttpRequest, agent: str, node: str = "") -> HttpRespons
     """A row's node id (``?id=``, or the path of older links) → that node on its canvas."""
     obj = agent_get(agent)
     node = request.GET.get("id") or node.removesuffix("/")  # old links: no trailing slash
-    ids = [node, f"n_{node}"]
+    ids = drawn_as(node)
     hit = (
         CanvasNode.objects.filter(agent=obj, node_id__in=ids)
         .select_related("canvas")

@@ -16,7 +16,7 @@ from typing import Any
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid.vocabulary import STATUS_ACTIVE
 from sessions.instants import parse_instant
-from sessions.memory.row_fields import node_aliases
+from sessions.memory.row_fields import is_wait, node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 
 KINDS = (
@@ -166,7 +166,7 @@ def diagnose(
     scanned = 0
     for row in rows:
         node = row.node_id
-        if node == "wait":
+        if is_wait(node):
             if row.time is None or row.time < now - WAIT_WINDOW:
                 found["map_builder_lag"].add(_row_evidence(row, _detail("wait")))
         elif node is None or node == "":

@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
+from sessions.memory.row_fields import WAIT
 
 
 class Agent(models.Model):
@@ -118,7 +119,7 @@ class Row(models.Model):
             models.Index(
                 fields=["agent", "timestamp"],
                 name="row_wait_time",
-                condition=models.Q(node_id="wait"),
+                condition=models.Q(node_id=WAIT),
             ),
             models.Index(
                 fields=["agent", "session", "line_no"],

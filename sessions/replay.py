@@ -26,7 +26,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse, render_body
 from canvases.mermaid.mermaid_source import mermaid_view
 from sessions.instants import iso, parse_instant
-from sessions.memory.row_fields import node_aliases
+from sessions.memory.row_fields import is_wait, node_aliases, row_spelling
 
 REVISION, RECONSTRUCTED, CURRENT = "revision", "reconstructed", "current"
 _NUMBER = re.compile(r"^(\d+)-")
@@ -181,11 +181,11 @@ def node_canvas_map(latest: dict[str, str]) -> dict[str, str]:
 def _canvas_of(
     node_id: str | None, by_node: dict[str, str], by_number: dict[int, str]
 ) -> str | None:
-    if not node_id or node_id == "wait":
+    if not node_id or is_wait(node_id):
         return None
     if node_id in by_node:
         return by_node[node_id]
-    match = _NUMBER.match(node_id.removeprefix("n_"))
+    match = _NUMBER.match(row_spelling(node_id))
     return by_number.get(int(match.group(1))) if match else None
 
 

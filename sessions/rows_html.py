@@ -20,6 +20,8 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
+from sessions.memory.row_fields import is_wait
+
 # reverse() quotes the whole path with these characters left as they are (django.urls.resolvers)
 _URL_SAFE = "!$&'()*+,;=" + "/~:@"
 _MARKER = "memviz-url-marker"
@@ -79,7 +81,7 @@ def rows_html(
         ]
         if show_node:
             node_id = r.get("node_id")
-            if node_id and node_id != "wait":
+            if node_id and not is_wait(node_id):
                 node = f'<a href="{node_url(node_id)}">{_text(node_id)}</a>'
             else:
                 node = _text(node_id) if node_id else "null"

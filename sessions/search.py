@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import connection
 
 from sessions import search_postgres
+from sessions.memory.row_fields import drawn_as_sql
 from sessions.search_terms import (
     MIN_QUERY_CHARS,
     fts_and,
@@ -102,7 +103,7 @@ def _filter_sql(kind: Kind, filters: Filters) -> tuple[str, list[Any]]:
         # rows placed on a node that has this status now
         sql += (
             " AND EXISTS (SELECT 1 FROM canvases_canvasnode c WHERE c.agent_id = t.agent_id"
-            " AND c.node_id IN (t.node_id, 'n_' || t.node_id) AND c.status = %s)"
+            f" AND c.node_id IN {drawn_as_sql('t.node_id')} AND c.status = %s)"
         )
         params.append(filters.status)
     return sql, params

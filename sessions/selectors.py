@@ -21,9 +21,10 @@ from sessions.instants import parse_instant
 from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
+from sessions.memory.row_fields import WAIT
 from sessions.models import Agent, AgentSession, Ref, Row
 
-UNMAPPED = Q(node_id__isnull=True) | Q(node_id="wait")
+UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 
 
 def ratio(numerator: int, denominator: int) -> float | None:

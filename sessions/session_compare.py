@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sessions.call_align import align
+from sessions.memory.row_fields import WAIT
 
 SAME = "same"  # same call, same result
 RESULT = "result"  # same call, different summary, score or result size
@@ -28,7 +29,7 @@ STATUSES = (SAME, RESULT, CHANGED, ONLY_A, ONLY_B, MOVED)
 # A replaced stretch longer than this (rows per side) is left one-sided rather than paired by
 # tool name: a few tool names over thousands of rows is a long edit script to search.
 TOOL_WINDOW = 400
-UNMAPPED = frozenset({"wait"})  # row node ids that are no canvas node (null is None)
+UNMAPPED = frozenset({WAIT})  # row node ids that are no canvas node (null is None)
 
 _CALL = re.compile(r"^([A-Za-z_][\w.\-]{0,80})(?:\s*\((.*)\)|\s*:\s*(.*))$", re.S)
 

@@ -38,7 +38,7 @@ from django.utils import timezone
 from sessions.memory import json_text
 from sessions.memory.atomic import lock_folder, write_atomic
 from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
-from sessions.memory.layout import is_ignored_name, is_offload_file_name
+from sessions.memory.layout import CANVAS_DIR, is_ignored_name, is_offload_file_name
 from sessions.memory.paths import (
     UnsafePath,
     check_relative,
@@ -380,7 +380,7 @@ def _event_target(event: Any) -> tuple[str, Any]:
         name = _file_name(event.get("name"), folder="refs", suffix=".md")
         return "file", (f"refs/{name}", _text(event))
     if kind == "canvas":
-        name = _file_name(event.get("name"), folder="mmds", suffix=".mmd")
+        name = _file_name(event.get("name"), folder=CANVAS_DIR, suffix=".mmd")
         return "file", (f"mmds/{name}", _text(event))
     if kind == "state":
         return "file", ("state.json", _pretty_json(event.get("state"), "state"))
@@ -433,7 +433,7 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
     result.errors.extend(parsed.errors)
     if not parsed.rows and not parsed.files:
         return result
-    for sub in ("refs", "mmds"):
+    for sub in ("refs", CANVAS_DIR):
         # The spec's layout; a write that then cannot happen is reported with its own event.
         with contextlib.suppress(OSError):
             (folder / sub).mkdir(parents=True, exist_ok=True)

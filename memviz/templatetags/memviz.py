@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
+from sessions.memory.row_fields import is_wait as row_is_wait
 
 register = template.Library()
 
@@ -17,6 +18,12 @@ def ratio(value: float | None) -> str:
 @register.filter
 def status_class(value: str | None) -> str:
     return f"status-{value}" if value in STATUS_VOCABULARY else "status-other"
+
+
+@register.filter
+def is_wait(node_id: object) -> bool:
+    """A row's node_id that the map-builder claimed (on no canvas yet: no link to a node)."""
+    return row_is_wait(node_id)
 
 
 @register.filter

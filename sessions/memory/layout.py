@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sessions.memory.paths import is_link, open_regular
+from sessions.memory.paths import confine, is_link, open_regular
 
 __all__ = [
     "AgentFolder",
@@ -35,7 +35,13 @@ REGISTRY_FILE = "sessions-registry.json"
 SERVER_ROW_FILES = ("entries.jsonl", "pending.jsonl")
 SERVER_MARKERS = ("entries.jsonl", "pending.jsonl", "node-mapping.jsonl", "compact-state.json")
 # Folders of an agent that are never agents themselves.
-AGENT_SUBDIRS = frozenset({"refs", "mmds", "skills"})
+CANVAS_DIR = "mmds"  # an agent folder's canvases: <agent>/mmds/NNN-<task>.mmd
+AGENT_SUBDIRS = frozenset({"refs", CANVAS_DIR, "skills"})
+
+
+def canvas_file(agent_dir: Path, filename: str) -> Path:
+    """``<agent>/mmds/<filename>``, confined to the agent folder (UnsafePath otherwise)."""
+    return confine(agent_dir, f"{CANVAS_DIR}/{filename}")
 _ENHANCED_PREFIXES = ("boundaries-", "degraded-retry-")
 # Never a folder (a path below a character device): the refs/ of an agent whose refs/ is a link.
 NO_FOLDER = Path(os.devnull) / "refused-link"
@@ -102,7 +108,7 @@ def _linked(folder: Path) -> list[Path]:
 
 
 def _mmds(folder: Path, refused: list[str], base: Path) -> list[Path]:
-    mmds = folder / "mmds"
+    mmds = folder / CANVAS_DIR
     if is_link(mmds):
         refused.append(f"{_rel(mmds, base)}/: {LINK_REFUSED}")
         return []
@@ -131,7 +137,7 @@ def _refs_dir(folder: Path, refused: list[str], base: Path) -> Path:
 
 def _linked_dirs(folder: Path, refused: list[str], base: Path) -> None:
     for path in _linked(folder):
-        if path.name not in ("mmds", "refs") and path.is_dir():
+        if path.name not in (CANVAS_DIR, "refs") and path.is_dir():
             refused.append(f"{_rel(path, base)}/: {LINK_REFUSED}")
 
 
@@ -141,7 +147,7 @@ def _has_agent_markers(entries: list[os.DirEntry[str]]) -> bool:
         return True
     if any(is_offload_file_name(n) for n in names):
         return True
-    return "refs" in names and "mmds" in names
+    return "refs" in names and CANVAS_DIR in names
 
 
 def is_agent_folder(path: Path) -> bool:

@@ -3,6 +3,32 @@
 from __future__ import annotations
 
 GO_DRAWN_PREFIX = "n_"  # the Go port draws `n_001-N1` for rows that say `001-N1` (spec §2)
+# The node_id the map-builder (L2) claims a row with until its reply places it (spec §4.6):
+# such a row is on no canvas, and a recent one means a reply may still land.
+WAIT = "wait"
+
+
+def is_wait(node_id: object) -> bool:
+    return node_id == WAIT
+
+
+def drawn_as(node_id: str) -> list[str]:
+    """The canvas node ids that place a row saying ``node_id``: itself and the Go port's form."""
+    return [node_id, f"{GO_DRAWN_PREFIX}{node_id}"]
+
+
+def row_spelling(canvas_node_id: str) -> str:
+    """A canvas node id as the rows spell it (the Go port's prefix taken off)."""
+    return canvas_node_id.removeprefix(GO_DRAWN_PREFIX)
+
+
+def drawn_as_sql(column: str) -> str:
+    """SQL of ``drawn_as``: the list of canvas node ids that place the row in ``column``."""
+    return f"({column}, '{GO_DRAWN_PREFIX}' || {column})"
+
+
+# SQL literal of WAIT (a partial index's condition must see the value, not a parameter).
+WAIT_SQL = f"'{WAIT}'"
 
 
 def node_aliases(node_id: str) -> list[str]:

@@ -23,6 +23,7 @@ from sessions.memory.atomic import (
     sha256_bytes,
     write_atomic,
 )
+from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.paths import read_regular
 
 CANVAS_BUDGET_CHARS = 4000
@@ -51,7 +52,7 @@ def set_active_canvas(state_path: Path, mmd_file: str, *, expect_hash: str | Non
     changed since `expect_hash` was taken. Nothing is written in any of those cases.
     """
     state_path = Path(state_path)
-    _check_canvas_name(state_path.parent / "mmds", mmd_file)
+    _check_canvas_name(state_path.parent / CANVAS_DIR, mmd_file)
     raw = read_regular(state_path, folders=1)  # no link, FIFO or device; bounded
     if expect_hash is not None and sha256_bytes(raw) != expect_hash:
         raise PreconditionFailed(state_path, expect_hash, sha256_bytes(raw))
@@ -190,7 +191,7 @@ def create_minimal_state(agent_dir: Path, mmd_file: str) -> str:
     (or anyone) created it first. Returns the new file's hash.
     """
     agent_dir = Path(agent_dir)
-    _check_canvas_name(agent_dir / "mmds", mmd_file)
+    _check_canvas_name(agent_dir / CANVAS_DIR, mmd_file)
     path = agent_dir / "state.json"
     state = {"activeMmdFile": mmd_file, "activeMmdId": canvas_label(mmd_file)}
     data = json_text.dumps(state, ensure_ascii=False, indent=2).encode("utf-8")

@@ -3,7 +3,6 @@
 // node selection, the op forms (htmx), keyboard shortcuts. Revision pages draw before/after.
 (function () {
   "use strict";
-  const SMALL_CANVAS = 40; // up to this many nodes a canvas opens fully expanded (selectors.OVERVIEW_NODES)
   const t = window.memvizText;
   let renderCount = 0;
   let view = null;
@@ -94,7 +93,7 @@
     return path;
   }
   function defaultCollapsed(sc) {
-    if (sc.nodes.length <= SMALL_CANVAS) return new Set();
+    if (sc.small) return new Set(); // canvas_scene.OVERVIEW_NODES
     const ids = new Set(sc.groups.filter((g) => !g.parent || g.auto).map((g) => g.id));
     const focus = focusNode(sc);
     if (focus) for (const g of groupPath(sc, focus.id)) ids.delete(g);
@@ -207,7 +206,7 @@
   // The whole drawing when it fits with readable labels (a small canvas: legible ones); else
   // readable labels around the focus (the newest "doing" node and its neighbours).
   function defaultView() {
-    const px = scene.nodes.length <= SMALL_CANVAS ? view.WHOLE_PX : view.READABLE_PX;
+    const px = scene.small ? view.WHOLE_PX : view.READABLE_PX;
     const fitsAll = view.fitScale() * memvizDraw.FONT_SIZE >= px;
     const focus = focusNode(scene);
     if (fitsAll || !focus) { view.fitAll(); return; }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from canvases.canvas_scene import AUTO_GROUP_OVER, canvas_scene, safe_css
+from canvases.canvas_scene import AUTO_GROUP_OVER, OVERVIEW_NODES, canvas_scene, safe_css
 from canvases.mermaid import parse, render_body
 from canvases.mermaid.samples import sample_canvas
 from canvases.scene_labels import rich_lines
@@ -88,7 +88,12 @@ def test_a_broken_or_one_line_canvas_still_gives_what_can_be_read() -> None:
     assert {n["id"] for n in scene["nodes"]} >= {"A", "B"}
     oneliner = canvas_scene((CORPUS / "oneliner.mmd").read_text(encoding="utf-8"))
     assert len(oneliner["nodes"]) > 1
-    assert canvas_scene("") == {"direction": "TD", "nodes": [], "edges": [], "groups": []}
+    assert canvas_scene("") == {"small": True, "direction": "TD", "nodes": [], "edges": [], "groups": []}
+
+
+def test_a_canvas_over_the_overview_size_is_marked_to_open_as_an_overview() -> None:
+    assert canvas_scene(sample_canvas(OVERVIEW_NODES))["small"] is True
+    assert canvas_scene(sample_canvas(OVERVIEW_NODES + 1))["small"] is False
 
 
 def test_the_scene_reads_what_mermaid_reads_in_flowchart_syntax() -> None:
