@@ -228,6 +228,21 @@ class Browser:
         if answer.status != 302:
             raise RuntimeError(f"login failed: {answer.status} {answer.body[:200]!r}")
 
+    def upload(self, archive: bytes, filename: str) -> Answer:
+        """POST /upload/?format=json as the home page's form sends it (multipart, CSRF)."""
+        boundary = "memvizuploadboundary"
+        head = (
+            f"--{boundary}\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"{filename}\"\r\n"
+            "Content-Type: application/zip\r\n\r\n"
+        )
+        body = head.encode() + archive + f"\r\n--{boundary}--\r\n".encode()
+        headers = {
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "X-CSRFToken": self.csrf(),
+            "Referer": self.base + "/",
+        }
+        return self.request("POST", "/upload/?format=json", body, headers)
+
     def post_json(self, path: str, payload: dict) -> Answer:
         return self.request(
             "POST", path, json.dumps(payload).encode(),

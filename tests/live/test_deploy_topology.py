@@ -165,21 +165,7 @@ def upload(browser: Browser, name: str, source: Path) -> int:
         for path in sorted(source.rglob("*")):
             if path.is_file():
                 archive.write(path, f"{name}/{path.relative_to(source).as_posix()}")
-    boundary = "memvizboundary"
-    body = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"archive\"; filename=\"{name}.zip\"\r\n"
-        "Content-Type: application/zip\r\n\r\n"
-    ).encode() + buffer.getvalue() + f"\r\n--{boundary}--\r\n".encode()
-    answer = browser.request(
-        "POST",
-        "/upload/?format=json",
-        body,
-        {
-            "Content-Type": f"multipart/form-data; boundary={boundary}",
-            "X-CSRFToken": browser.csrf(),
-            "Referer": browser.base + "/",
-        },
-    )
+    answer = browser.upload(buffer.getvalue(), f"{name}.zip")
     assert answer.status == 202, answer.body[:300]
     return answer.json()["id"]
 
