@@ -9,19 +9,19 @@ from django.views.decorators.http import require_POST
 
 from canvases import branches, selectors
 from canvases.edit_ops import EditRefused, flag_param, text_param
-from canvases.edit_views import _forbidden, _params  # the curation views' request reading
+from canvases.edit_views import _params  # the curation views' request reading
+from memviz.access import signed_in_to_write
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.selectors import agent_get
 
 
 @require_POST
+@signed_in_to_write
 def branch(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     """Write a new canvas from `file` at `revision` (absent: its text now), or from the canvas a
     replay of `session` shows at `row`; then offer resume on it (its preview page)."""
     obj = agent_get(agent)
     back = reverse("agent", args=[agent])
-    if not request.user.is_authenticated:
-        return respond(request, _forbidden(), redirect_to=back)
     try:
         params = _params(request)
         session = params.get("session")

@@ -17,6 +17,7 @@ from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
 from canvases.models import Canvas
 from canvases.views import node_list_html, node_list_items, too_large_answer
+from memviz.access import signed_in_to_write
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.models import Agent
@@ -24,7 +25,6 @@ from sessions.selectors import agent_get
 
 LIST_FIELDS = ("nodes",)
 INT_FIELDS = ("revision",)
-LOGIN_TO_EDIT = "log in to edit: anonymous users can only view"
 
 
 def _params(request: HtmxHttpRequest) -> dict[str, Any]:
@@ -148,18 +148,13 @@ def _changed_regions(
     return reswap(response, "none")
 
 
-def _forbidden() -> Outcome:
-    return Outcome.refused(LOGIN_TO_EDIT, 403)
-
-
 @require_POST
+@signed_in_to_write
 def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """Apply one operation (see docs/curation.md); the UI and the JSON API share this path."""
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     back = reverse("canvas", args=[agent, canvas])
-    if not request.user.is_authenticated:
-        return respond(request, _forbidden(), redirect_to=back)
     try:
         params = _params(request)
         op = params.pop("op", None)
@@ -197,13 +192,12 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def sync(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """Re-index the canvas file as it is on disk now (the watcher does this by itself)."""
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     back = reverse("canvas", args=[agent, canvas])
-    if not request.user.is_authenticated:
-        return respond(request, _forbidden(), redirect_to=back)
     try:
         changed = services.canvas_sync(canvas=canvas_obj)
     except EditRefused as exc:
@@ -242,17 +236,12 @@ def revision_page(request: HtmxHttpRequest, agent: str, canvas: str, number: int
 
 
 @require_POST
+@signed_in_to_write
 def revision_restore(
     request: HtmxHttpRequest, agent: str, canvas: str, number: int
 ) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
-    if not request.user.is_authenticated:
-        return respond(
-            request,
-            _forbidden(),
-            redirect_to=reverse("canvas-revision", args=[agent, canvas, number]),
-        )
     try:
         result = services.canvas_restore(
             canvas=canvas_obj,
@@ -281,6 +270,7 @@ def preview_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespo
 
 
 @require_http_methods(["GET", "POST"])
+@signed_in_to_write
 def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """GET: the preview; POST: make this canvas the active one in state.json."""
     obj = agent_get(agent)
@@ -288,8 +278,6 @@ def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     back = reverse("canvas-preview", args=[agent, canvas])
     if request.method == "GET":
         return redirect(back)
-    if not request.user.is_authenticated:
-        return respond(request, _forbidden(), redirect_to=back)
     try:
         confirm = bool(_params(request).get("confirm_live"))
         result = services.canvas_resume(canvas=canvas_obj, user=request.user, confirm_live=confirm)

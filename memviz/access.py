@@ -5,13 +5,16 @@
 - the holder of a share link (`sessions/share_links.py`): only the read pages of its agent or
   session, only safe methods, only while the link is neither expired nor revoked.
 
-Write views check for a signed-in user themselves as well; a link holder is never signed in.
+Who may write: a signed-in user, checked by the one decorator every write view wears
+(`signed_in_to_write`); a link holder is never signed in.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
@@ -19,6 +22,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
+
+from memviz.responders import Outcome, respond, wants_json_answer
+
+View = TypeVar("View", bound=Callable[..., HttpResponse])
 
 OPEN_PREFIXES = ("/login/", "/logout/", "/static/", "/api/stream/", "/share/")
 # Open to a link holder besides its scope: the language switch (a cookie, no data written).
@@ -99,3 +106,33 @@ def share_refusal(request: HttpRequest, message: str, status: int) -> HttpRespon
         )
     response["Cache-Control"] = "no-store"
     return response
+
+
+def write_refusal(request: HttpRequest) -> HttpResponse:
+    """The one answer to a change asked by someone not signed in: 403 with the reason to scripts
+    (JSON), the reason in the page's flash region to htmx, the login page to a browser's form
+    (and back to the page it was sent from afterwards)."""
+    message = _("log in to change anything: anonymous users can only view")
+    if getattr(request, "htmx", False) or wants_json_answer(request):
+        return respond(request, Outcome.refused(message, 403), redirect_to=settings.LOGIN_URL)  # type: ignore[arg-type]
+    return redirect_to_login(_sent_from(request), settings.LOGIN_URL)
+
+
+def _sent_from(request: HttpRequest) -> str:
+    """The path of the page the form was on (this site's only), else the home page."""
+    referer = urlsplit(request.headers.get("Referer", ""))
+    if referer.netloc == request.get_host() and referer.path.startswith("/"):
+        return referer.path + (f"?{referer.query}" if referer.query else "")
+    return "/"
+
+
+def signed_in_to_write(view: View) -> View:
+    """A view that changes something: refused (``write_refusal``) unless signed in."""
+
+    @functools.wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not request.user.is_authenticated:
+            return write_refusal(request)
+        return view(request, *args, **kwargs)
+
+    return cast(View, wrapped)

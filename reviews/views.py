@@ -16,6 +16,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from memviz.access import signed_in_to_write
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from reviews import selectors, services
@@ -82,10 +83,6 @@ def _write(
     """Refuse the anonymous, run the write, answer every kind of client the same way."""
     obj = agent_get(agent)
     back = reverse("agent-review", args=[agent])
-    if not request.user.is_authenticated:
-        return respond(
-            request, Outcome.refused(_("log in to write review notes"), 403), redirect_to=back
-        )
     try:
         data = _fields(request)
     except ReviewRefused as exc:
@@ -102,6 +99,7 @@ def _write(
 
 
 @require_POST
+@signed_in_to_write
 def note_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
         target = _target(obj, data)
@@ -117,6 +115,7 @@ def note_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
         target = _target(obj, data)
@@ -130,6 +129,7 @@ def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
         def redraw(o: Outcome) -> HttpResponse:  # the queue, with what happened on top
@@ -153,6 +153,7 @@ def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def promote_view(request: HtmxHttpRequest, agent: str, note: int) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
         found = ReviewNote.objects.filter(agent=obj, pk=note).first()

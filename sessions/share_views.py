@@ -11,12 +11,12 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from canvases.models import Canvas
-from memviz.access import share_refusal
+from memviz.access import share_refusal, signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
 from sessions import offline, share_links
 from sessions.models import AgentSession
 from sessions.selectors import agent_get
-from sessions.views import _login_needed, _token_refusal
+from sessions.views import _token_refusal
 
 
 def _private(response: HttpResponse) -> HttpResponse:
@@ -28,10 +28,8 @@ def _private(response: HttpResponse) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def share_create_view(request: HttpRequest, agent: str, session: str | None = None) -> HttpResponse:
-    refused = _login_needed(request, "share")
-    if refused:
-        return refused
     obj = agent_get(agent)
     sess = get_object_or_404(AgentSession, agent=obj, session_id=session) if session else None
     new = share_links.link_create(obj, sess, user=request.user, days=request.POST.get("days"))
@@ -73,10 +71,8 @@ def share_open(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def share_revoke_view(request: HttpRequest, key: str) -> HttpResponse:
-    refused = _login_needed(request, "revoke share links")
-    if refused:
-        return refused
     try:
         share_links.link_revoke(key, user=request.user)
     except LookupError as exc:

@@ -7,8 +7,7 @@ from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
@@ -18,6 +17,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
 from canvases import lineage, liveness, reverts
+from memviz.access import signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
 from sessions import selectors
@@ -221,20 +221,9 @@ def ingest_start(path: Path) -> IngestJob:
     return job
 
 
-def _login_needed(request: HttpRequest, what: str) -> HttpResponse | None:
-    """None for a signed-in user; otherwise the refusal (403 JSON, or the login page)."""
-    if request.user.is_authenticated:
-        return None
-    if wants_json(request) or getattr(request, "htmx", False):
-        return JsonResponse({"error": f"log in to {what}"}, status=403)
-    return redirect_to_login(reverse("home"))
-
-
 @require_POST
+@signed_in_to_write
 def ingest_view(request: HttpRequest) -> HttpResponse:
-    refused = _login_needed(request, "re-ingest")
-    if refused:
-        return refused
     job = ingest_start(Path(settings.MEMVIZ_DATA_ROOT))
     return _job_response(request, job)
 
@@ -255,10 +244,8 @@ def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
-    refused = _login_needed(request, "retry an ingest")
-    if refused:
-        return refused
     job = get_object_or_404(IngestJob, pk=job_id)
     if not job_retry(job):
         message = "only a failed or stalled ingest can be retried"
@@ -271,10 +258,8 @@ def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def upload_view(request: HttpRequest) -> HttpResponse:
-    refused = _login_needed(request, "upload")
-    if refused:
-        return refused
     upload = request.FILES.get("archive")
     error = None
     root = None
@@ -298,10 +283,8 @@ def upload_view(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
+@signed_in_to_write
 def uploads_page(request: HttpRequest) -> HttpResponse:
-    refused = _login_needed(request, "manage uploads")
-    if refused:
-        return refused
     uploads = [
         {"id": u.id, "name": u.name, "uploaded_at": u.uploaded_at, "agents": u.agents}
         for u in uploads_list(request.user)
@@ -310,10 +293,8 @@ def uploads_page(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
-    refused = _login_needed(request, "delete uploads")
-    if refused:
-        return refused
     try:
         slugs = upload_delete(upload_id, request.user)
     except LookupError:
@@ -339,11 +320,9 @@ def _token_refusal(request: HttpRequest, message: str, status: int) -> HttpRespo
     return redirect("tokens")
 
 
+@signed_in_to_write
 def tokens_view(request: HttpRequest) -> HttpResponse:
     """GET: the push tokens (agent, created by, last used); POST: create or rotate one."""
-    refused = _login_needed(request, "manage push tokens")
-    if refused:
-        return refused
     if request.method == "POST":
         return _token_create(request)
     if request.method != "GET":
@@ -369,10 +348,8 @@ def _token_create(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@signed_in_to_write
 def token_revoke_view(request: HttpRequest, agent: str) -> HttpResponse:
-    refused = _login_needed(request, "revoke push tokens")
-    if refused:
-        return refused
     try:
         token_revoke(agent, user=request.user)
     except TokenForbidden as exc:

@@ -10,6 +10,7 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from sessions.ingest import ingest_path
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 
@@ -52,7 +53,7 @@ def test_canvas_page_lists_nodes_and_carries_the_scene_not_the_render_body(
         f"002-N{i}" for i in range(1, 6)
     ]
     # the page draws from the scene; the render-ready text (for export) is in the JSON twin only
-    scene = json.loads(page.select_one("script#canvas-scene").string)
+    scene = json.loads(one(page, "script#canvas-scene").get_text())
     assert [n["id"] for n in scene["nodes"]] == [f"002-N{i}" for i in range(1, 6)]
     assert page.select_one("script#render-body") is None
     body = client.get("/a/main/c/002-migrate-orders-api.mmd/?format=json").json()["render_body"]
@@ -128,9 +129,9 @@ def test_canvas_changed_on_disk_is_noticed_not_synced_by_a_page_view(
     assert data["editor"]["disk"] == {"missing": False, "changed": True}
     assert "001-N4" not in {n["id"] for n in data["nodes"]}  # the index is as it was
     page = BeautifulSoup(client.get("/a/main/c/001-fix-login-timeout.mmd/").content, "html.parser")
-    assert "changed on disk" in page.select_one("#live").get_text()
+    assert "changed on disk" in one(page, "#live").get_text()
     assert Revision.objects.count() == revisions
-    assert client.post("/a/main/c/001-fix-login-timeout.mmd/sync/").status_code == 403
+    assert client.post("/a/main/c/001-fix-login-timeout.mmd/sync/?format=json").status_code == 403
     from django.contrib.auth.models import User
 
     client.force_login(User.objects.create_user("bob", password="pw"))

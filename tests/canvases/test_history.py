@@ -12,6 +12,7 @@ from django.test import Client
 
 from canvases.models import Canvas
 from sessions.ingest import ingest_agent_dir, ingest_path
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 FILE = "002-migrate-orders-api.mmd"
@@ -19,21 +20,21 @@ URL = f"/a/main/c/{FILE}/"
 
 
 @pytest.fixture
-def env(fixtures_root: Path):  # type: ignore[no-untyped-def]
+def env(fixtures_root: Path):
     ingest_path(fixtures_root / "fixture-a-upstream")
     client = Client()
     client.force_login(User.objects.create_user("carol", password="pw"))
     return client, fixtures_root / "fixture-a-upstream" / "main" / "mmds" / FILE
 
 
-def op(client: Client, **body):  # type: ignore[no-untyped-def]
+def op(client: Client, **body):
     body.setdefault("base", Canvas.objects.get(filename=FILE).content_hash)
     response = client.post(URL + "ops/", json.dumps(body), content_type="application/json")
     assert response.status_code == 200, response.content
     return response.json()
 
 
-def test_history_lists_user_and_agent_revisions(env) -> None:  # type: ignore[no-untyped-def]
+def test_history_lists_user_and_agent_revisions(env) -> None:
     client, path = env
     op(client, op="annotate", node="002-N2", text="hello")
     path.write_text(path.read_text().replace("待全量回归", "回归完成"))  # the agent rewrites
@@ -49,7 +50,7 @@ def test_history_lists_user_and_agent_revisions(env) -> None:  # type: ignore[no
     assert data["revisions"][0]["node_map"] == {"002-N3": "002-N2"}
 
 
-def test_revision_page_has_text_and_visual_diff(env) -> None:  # type: ignore[no-untyped-def]
+def test_revision_page_has_text_and_visual_diff(env) -> None:
     client, _path = env
     out = op(client, op="merge", nodes=["002-N2", "002-N3"])
     page = client.get(URL + f"history/{out['revision']}/")
@@ -63,7 +64,7 @@ def test_revision_page_has_text_and_visual_diff(env) -> None:  # type: ignore[no
     assert client.get(URL + "history/999/").status_code == 404
 
 
-def test_restore_over_http_is_a_new_revision(env) -> None:  # type: ignore[no-untyped-def]
+def test_restore_over_http_is_a_new_revision(env) -> None:
     client, path = env
     original = path.read_bytes()
     op(client, op="annotate", node="002-N2", text="one")
@@ -73,12 +74,13 @@ def test_restore_over_http_is_a_new_revision(env) -> None:  # type: ignore[no-un
     assert response.status_code == 302
     assert path.read_bytes() == original
     latest = canvas.revisions.order_by("-number").first()
+    assert latest is not None
     assert latest.op == "restore" and latest.params == {"revision": 1} and latest.number == 4
     # anonymous users cannot restore
-    assert Client().post(URL + "history/2/restore/").status_code == 403
+    assert Client().post(URL + "history/2/restore/?format=json").status_code == 403
 
 
-def test_undo_redo_over_http(env) -> None:  # type: ignore[no-untyped-def]
+def test_undo_redo_over_http(env) -> None:
     client, path = env
     original = path.read_text()
     merged = op(client, op="merge", nodes=["002-N2", "002-N3"])["text"]
@@ -96,16 +98,16 @@ def test_undo_redo_over_http(env) -> None:  # type: ignore[no-untyped-def]
     assert merge_revision.undone
 
 
-def test_live_panel_offers_reapply_after_agent_drops_note(env) -> None:  # type: ignore[no-untyped-def]
+def test_live_panel_offers_reapply_after_agent_drops_note(env) -> None:
     client, path = env
     op(client, op="annotate", node="002-N5", text="double-check rounding")
     path.write_text(path.read_text().replace("<br/>note: double-check rounding", ""))
     ingest_agent_dir(path.parent.parent)  # the watcher's unit of work: pages only read
     soup = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
-    assert "dropped 1" in soup.select_one(".dropped").get_text()
-    form = soup.select_one(".dropped form")
-    assert form.select_one("input[name=op]")["value"] == "reapply"
-    revision = form.select_one("input[name=revision]")["value"]
+    assert "dropped 1" in one(soup, ".dropped").get_text()
+    form = one(soup, ".dropped form")
+    assert one(form, "input[name=op]")["value"] == "reapply"
+    revision = attr(one(form, "input[name=revision]"), "value")
     # the agent just rewrote the canvas: without a confirmation re-apply is refused, with why
     response = client.post(
         URL + "ops/", {"op": "reapply", "revision": int(revision)}, content_type="application/json"
@@ -113,7 +115,7 @@ def test_live_panel_offers_reapply_after_agent_drops_note(env) -> None:  # type:
     assert response.status_code == 409
     assert "may drop this edit again" in response.content.decode()
     # the panel's button is the confirmation (it says the agent is live)
-    assert form.select_one("input[name=confirm_live]")["value"] == "1"
+    assert one(form, "input[name=confirm_live]")["value"] == "1"
     fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
     response = client.post(URL + "ops/", fields, HTTP_HX_REQUEST="true")
     assert response.status_code == 200

@@ -59,4 +59,4 @@ def test_promote_writes_exactly_the_annotate_revision(tmp_path: Path) -> None:
     refused = client.post(f"/a/troubled/review/notes/{session_note.pk}/promote/?format=json")
     assert refused.status_code == 400
     assert Revision.objects.count() == len(known) + 1 and mmd.read_text("utf-8") == expected
-    assert Client().post(f"/a/troubled/review/notes/{note.pk}/promote/").status_code == 403
+    assert Client().post(f"/a/troubled/review/notes/{note.pk}/promote/?format=json").status_code == 403

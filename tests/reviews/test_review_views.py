@@ -12,6 +12,7 @@ from django.test import Client
 
 from reviews.models import ReviewMark, ReviewNote
 from tests.debug import diagnosis_fixture as dfx
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
@@ -31,7 +32,12 @@ def test_anonymous_writes_are_refused_and_store_nothing(root: Path) -> None:
         ("/a/troubled/review/mark/", {**NODE, "reviewed": "1"}),
         ("/a/troubled/review/queue/", {"key": "x", "state": "done"}),
     ]:
-        assert client.post(url, data).status_code == 403
+        # a browser's form goes to the login page; a script gets 403 with the reason
+        assert client.post(url, data, HTTP_REFERER="http://testserver/a/troubled/")["Location"] == (
+            "/login/?next=/a/troubled/"
+        )
+        refused = client.post(url + "?format=json", data)
+        assert refused.status_code == 403 and "log in" in refused.json()["error"]
     assert not ReviewNote.objects.exists() and not ReviewMark.objects.exists()
     # the pages offer no forms to the anonymous
     page = client.get("/a/troubled/c/001-fix-tests.mmd/n/001-N2/")
@@ -44,9 +50,7 @@ def test_writes_need_the_csrf_token(root: Path) -> None:
     client.force_login(User.objects.create_user("ann"))
     assert client.post("/a/troubled/review/note/", {**NODE, "text": "no token"}).status_code == 403
     page = client.get("/a/troubled/c/001-fix-tests.mmd/n/001-N2/")
-    token = BeautifulSoup(page.content, "html.parser").select_one(
-        "form.note-form input[name=csrfmiddlewaretoken]"
-    )["value"]
+    token = one(BeautifulSoup(page.content, "html.parser"), "form.note-form input[name=csrfmiddlewaretoken]")["value"]
     answer = client.post(
         "/a/troubled/review/note/?format=json",
         {**NODE, "text": "with token", "csrfmiddlewaretoken": token},
@@ -88,7 +92,7 @@ def test_hostile_note_text_is_shown_as_text_everywhere(root: Path) -> None:
         s.get_text() for s in soup.select("li.row .row-review summary") if "✓" in s.get_text()
     ]
     assert marked == ["review notes (1) ✓"]
-    assert soup.select_one(".session-review .review-thread .note-text").get_text() == HOSTILE
+    assert one(soup, ".session-review .review-thread .note-text").get_text() == HOSTILE
     # and so does the timeline a filter redraws (the htmx partial)
     partial = client.get(f"/a/troubled/s/{dfx.BAD}/?min_score=1", headers={"HX-Request": "true"})
     assert "review notes (1) ✓" in partial.content.decode()
@@ -112,5 +116,5 @@ def test_json_twins_and_the_filter(root: Path) -> None:
     gone = {"key": "0" * 32, "state": "done"}
     assert client.post("/a/troubled/review/queue/?format=json", gone).status_code == 404
     redrawn = client.post("/a/troubled/review/queue/", gone, headers={"HX-Request": "true"})
-    queue = BeautifulSoup(redrawn.content, "html.parser").select_one("section#review-queue")
-    assert "no longer in the review queue" in queue.select_one(".warn").get_text()
+    queue = one(BeautifulSoup(redrawn.content, "html.parser"), "section#review-queue")
+    assert "no longer in the review queue" in one(queue, ".warn").get_text()

@@ -30,6 +30,7 @@ ALLOWED = {
     ("sessions/memory/journal.py", "intent_load_all"): "memviz's own journal folder",
     ("sessions/archive.py", "_copy_limited"): "writes an unpacked upload member (new file)",
     ("sessions/offline_html.py", "_asset"): "memviz's own static JS and CSS, inlined in a file",
+    ("canvases/status_assets.py", "stale"): "memviz's own generated static CSS and JS, compared with the table",
     ("sessions/jobs.py", "_board_read"): "memviz's own job-progress file under var/ (SQLite beat)",
     ("sessions/archive.py", "_unpack_zip"): "a member of the uploaded archive",
     ("sessions/archive.py", "_unpack_tar"): "the uploaded archive itself",
