@@ -29,7 +29,7 @@ CANVAS = "\n".join([
     "    classDef doing fill:#ffd",
 ]) + "\n"
 # node -> the scores of its rows ("deleted": a row dropped from context)
-ROWS = {"008-N1": [8, 7], "008-N2": [9, 6], "008-N3": [8], "008-N4": [1, "deleted"], "008-N5": [7]}
+ROWS: dict[str, list[int | str]] = {"008-N1": [8, 7], "008-N2": [9, 6], "008-N3": [8], "008-N4": [1, "deleted"], "008-N5": [7]}
 
 
 def jsonl(row: dict) -> str:

@@ -23,6 +23,7 @@ from canvases.models import Canvas, CanvasBranch
 from sessions.ingest import ingest_path
 from sessions.memory import journal
 from sessions.memory.atomic import TEMP_MARKER
+from tests.pages import attr, one
 
 _spec = importlib.util.spec_from_file_location(
     "reference", Path(__file__).parents[1] / "conformance" / "reference.py"
@@ -212,7 +213,7 @@ def test_a_file_of_the_number_appearing_meanwhile_refuses_the_branch(
     monkeypatch.setattr(write_path, "checkpoint", real_checkpoint)
     real_link = os.link
 
-    def agent_creates_at_the_link(source, target):  # type: ignore[no-untyped-def]
+    def agent_creates_at_the_link(source, target):
         (mmds / "007-agent-late.mmd").write_text("flowchart TD", "utf-8")  # the same instant
         real_link(source, target)
 
@@ -239,7 +240,7 @@ def test_a_database_failure_is_finished_from_the_journal_lineage_included(
     real = lineage.lineage_record
     calls = {"n": 0}
 
-    def failing_once(*args):  # type: ignore[no-untyped-def]
+    def failing_once(*args):
         calls["n"] += 1
         if calls["n"] == 1:
             raise DatabaseError("deadlock detected")
@@ -291,10 +292,10 @@ def test_branch_from_a_replay_instant_keeps_what_existed_then(fixtures_root: Pat
     client.force_login(User.objects.create_user("dave", password="pw"))
     session = "b7e4d2a0-1c9f-4e63-a8d5-2f0c7b9e6d14"
     replay = BeautifulSoup(client.get(f"/a/main/s/{session}/replay/?row=2").content, "html.parser")
-    form = replay.select_one("form.branch-form")
-    assert form.select_one("input[name=session]")["value"] == session
-    assert form.select_one("input#replay-branch-row")["value"] == "2"
-    answer = client.post(form["action"], {"session": session, "row": "2"})
+    form = one(replay, "form.branch-form")
+    assert one(form, "input[name=session]")["value"] == session
+    assert one(form, "input#replay-branch-row")["value"] == "2"
+    answer = client.post(attr(form, "action"), {"session": session, "row": "2"})
     assert answer.status_code == 302
     branch = CanvasBranch.objects.get()
     assert (branch.origin, branch.session_id, branch.replay_row) == ("replay", session, 2)

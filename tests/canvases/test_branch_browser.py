@@ -22,7 +22,7 @@ FILE = "002-migrate-orders-api.mmd"
 BRANCH = "003-migrate-orders-api-r1.mmd"
 
 
-def test_branch_from_history_then_resume_then_the_tree(  # type: ignore[no-untyped-def]
+def test_branch_from_history_then_resume_then_the_tree(
     live_server, page, fixtures_root: Path, django_user_model
 ) -> None:
     ingest_path(fixtures_root / "fixture-a-upstream")
@@ -60,4 +60,4 @@ def test_branch_from_history_then_resume_then_the_tree(  # type: ignore[no-untyp
     assert page.locator(f'table.grid tr.active a[href$="/c/{BRANCH}/"]').count() == 1
     page.locator("#branches").scroll_into_view_if_needed()
     page.screenshot(path=str(SCREENSHOTS / "branch-agent-tree.png"), full_page=True)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []

@@ -17,11 +17,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 
 
-def rendered(page) -> None:  # type: ignore[no-untyped-def]
+def rendered(page) -> None:
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
 
 
-def test_curate_to_a_budget_in_the_browser(live_server, page, tmp_path: Path, django_user_model) -> None:  # type: ignore[no-untyped-def]
+def test_curate_to_a_budget_in_the_browser(live_server, page, tmp_path: Path, django_user_model) -> None:
     folder = write_folder(tmp_path)
     original = (folder / "mmds" / FILE).read_bytes()
     django_user_model.objects.create_user(USER, password=PASSWORD)

@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def client(db) -> Client:  # type: ignore[no-untyped-def]
+def client(db) -> Client:
     client = Client()
     client.force_login(User.objects.create_user("ann", password="pw"))
     return client
@@ -34,7 +34,7 @@ def rows_per_node(folder: Path) -> Counter[str]:
     return Counter(json.loads(line)["node_id"] for line in lines if line)
 
 
-def post(client: Client, body: dict):  # type: ignore[no-untyped-def]
+def post(client: Client, body: dict):
     base = Canvas.objects.get(filename=FILE).content_hash
     return client.post(f"{URL}ops/", json.dumps({"base": base, **body}), "application/json")
 

@@ -27,7 +27,7 @@ def canvas_file(fixtures_root: Path) -> Path:
     return fixtures_root / "fixture-a-upstream" / "main" / "mmds" / FILE
 
 
-def export(page, kind: str, to: Path) -> Path:  # type: ignore[no-untyped-def]
+def export(page, kind: str, to: Path) -> Path:
     with page.expect_download(timeout=30000) as download:
         page.locator("#diagram .export-menu summary").click()
         page.locator(f'#diagram [data-export="{kind}"]').click()
@@ -53,7 +53,7 @@ def covered(svg: str) -> set[int]:
     return points
 
 
-def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_server, page, canvas_file: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_server, page, canvas_file: Path, tmp_path: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/{FILE}/")
     page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
 
@@ -69,7 +69,9 @@ def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_s
 
     view_svg = export(page, "view-svg", tmp_path).read_text(encoding="utf-8")
     box = page.evaluate("memvizCanvas.view().visibleRect()")
-    view_box = [float(v) for v in re.search(r'viewBox="([^"]+)"', view_svg).group(1).split()]
+    found = re.search(r'viewBox="([^"]+)"', view_svg)
+    assert found is not None, view_svg[:200]
+    view_box = [float(v) for v in found.group(1).split()]
     assert view_box == pytest.approx([box["x"], box["y"], box["w"], box["h"]], abs=1)
 
     png = export(page, "all-png", tmp_path)
@@ -84,4 +86,4 @@ def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_s
     text = export(page, "mermaid", tmp_path)
     assert text.name == "002-migrate-orders-api.render.mmd"
     assert text.read_text(encoding="utf-8") == mermaid_source(canvas_file.read_text(encoding="utf-8"))
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors

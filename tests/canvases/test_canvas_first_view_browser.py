@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, TypedDict
 
 import pytest
 
@@ -18,6 +19,9 @@ from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
 from sessions.models import AgentSession
 from tests.conftest import SCREENSHOTS
+
+if TYPE_CHECKING:
+    from playwright.sync_api import ViewportSize
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -40,7 +44,18 @@ flowchart TD
     003-N4 -.->|放弃, 改走| 003-N5
     003-N5 --> 003-N6
 """
-PHONE = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
+
+
+class ContextOptions(TypedDict):
+    """The keyword arguments of playwright's ``browser.new_context`` this file passes."""
+
+    viewport: ViewportSize
+    has_touch: bool
+    is_mobile: bool
+    device_scale_factor: float
+
+
+PHONE: ContextOptions = {"viewport": {"width": 390, "height": 844}, "has_touch": True, "is_mobile": True, "device_scale_factor": 2}
 
 
 @pytest.fixture
@@ -53,7 +68,7 @@ def data(fixtures_root: Path) -> Path:
     return root
 
 
-def open_canvas(page, url: str, name: str, hash_: str = ""):  # type: ignore[no-untyped-def]
+def open_canvas(page, url: str, name: str, hash_: str = ""):
     page.goto(f"{url}/a/main/c/{name}/{hash_}")
     until(page, RENDERED, 30)
     page.wait_for_timeout(250)  # the view settles (its motion timer)
@@ -62,7 +77,7 @@ def open_canvas(page, url: str, name: str, hash_: str = ""):  # type: ignore[no-
 RENDERED = "document.body.dataset.canvasRendered === 'ok'"
 
 
-def until(page, expression: str, timeout_s: float = 10) -> None:  # type: ignore[no-untyped-def]
+def until(page, expression: str, timeout_s: float = 10) -> None:
     """wait_for_function's polling evaluates a string, which the pages' CSP refuses: poll here."""
     deadline = time.monotonic() + timeout_s
     while not page.evaluate(expression):
@@ -70,7 +85,7 @@ def until(page, expression: str, timeout_s: float = 10) -> None:  # type: ignore
         page.wait_for_timeout(50)
 
 
-def shot(page, name: str, full_page: bool = False) -> None:  # type: ignore[no-untyped-def]
+def shot(page, name: str, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
 
@@ -85,24 +100,24 @@ VISIBLE_JS = """(id) => {
 }"""
 
 
-def visible(page, node_id: str) -> bool:  # type: ignore[no-untyped-def]
+def visible(page, node_id: str) -> bool:
     return bool(page.evaluate(VISIBLE_JS, node_id))
 
 
-def leaves(page) -> list[str]:  # type: ignore[no-untyped-def]
+def leaves(page) -> list[str]:
     return page.evaluate("[...memvizCanvas.model().leaves.keys()]")
 
 
-def box_bottom(page) -> float:  # type: ignore[no-untyped-def]
+def box_bottom(page) -> float:
     return page.evaluate("document.querySelector('#diagram .diagram').getBoundingClientRect().bottom")
 
 
-def transform(page) -> list[float]:  # type: ignore[no-untyped-def]
+def transform(page) -> list[float]:
     return page.evaluate("(() => { const s = memvizCanvas.view().state(); return [s.k, s.pan.x, s.pan.y]; })()")
 
 
 @pytest.mark.parametrize("size", [(1400, 1000), (1280, 720)])
-def test_a_small_canvas_opens_whole_when_it_fits_and_fit_is_stable(live_server, chromium_launch, data, size) -> None:  # type: ignore[no-untyped-def]
+def test_a_small_canvas_opens_whole_when_it_fits_and_fit_is_stable(live_server, chromium_launch, data, size) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -129,7 +144,7 @@ def test_a_small_canvas_opens_whole_when_it_fits_and_fit_is_stable(live_server, 
         browser.close()
 
 
-def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_server, page, data) -> None:
     open_canvas(page, live_server.url, BIG)
     page.locator('#diagram [data-groups="expand"]').click()
     until(page, "Number(document.body.dataset.drawnNodes) === 1000")
@@ -158,10 +173,10 @@ def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_serve
     until(page, f"memvizCanvas.selection().join() === '{third}'")
     assert visible(page, third)
     shot(page, "first-view-expanded-find.png")
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors
 
 
-def test_a_deep_link_opens_at_its_node(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_a_deep_link_opens_at_its_node(live_server, page, data) -> None:
     target = "901-N851"
     open_canvas(page, live_server.url, BIG, hash_=f"#node={target}")
     page.locator(f'#node-panel .node-detail[data-node="{target}"]').wait_for(timeout=10000)
@@ -196,7 +211,7 @@ def page_urls() -> dict[str, str]:
     }
 
 
-def test_every_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -> None:  # type: ignore[no-untyped-def]
+def test_every_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -216,7 +231,7 @@ def test_every_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -
         browser.close()
 
 
-def test_a_phone_taps_pans_and_pinches_the_drawing(live_server, chromium_launch, data) -> None:  # type: ignore[no-untyped-def]
+def test_a_phone_taps_pans_and_pinches_the_drawing(live_server, chromium_launch, data) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -225,11 +240,13 @@ def test_a_phone_taps_pans_and_pinches_the_drawing(live_server, chromium_launch,
         page = context.new_page()
         open_canvas(page, live_server.url, SIX)
         box = page.locator("#diagram .diagram").bounding_box()
+        assert box is not None
         assert box["y"] < 844 / 2  # the drawing comes first, not below the page's head
         assert box["y"] + box["height"] <= 844
         shot(page, "first-view-phone-canvas-first-screen.png")
         # a tap on a node opens its panel
         node = page.locator('#diagram g.node[data-memviz-id="003-N5"]').bounding_box()
+        assert node is not None
         page.touchscreen.tap(node["x"] + node["width"] / 2, node["y"] + node["height"] / 2)
         page.locator('#node-panel .node-detail[data-node="003-N5"]').wait_for(timeout=10000)
         # the panel is below the drawing here: the tap brings it up
@@ -238,6 +255,7 @@ def test_a_phone_taps_pans_and_pinches_the_drawing(live_server, chromium_launch,
         cdp = context.new_cdp_session(page)
         page.evaluate("window.scrollTo({top: 0, behavior: 'instant'})")  # the tap scrolled the panel into view
         box = page.locator("#diagram .diagram").bounding_box()
+        assert box is not None
         cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
 
         def touch(kind: str, points: list[tuple[float, float]]) -> None:

@@ -43,7 +43,7 @@ def flat(text: str) -> str:
 
 
 @pytest.fixture
-def data(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
+def data(fixtures_root: Path, django_user_model) -> Path:
     root = fixtures_root / "fixture-a-upstream"
     mmds = root / "main" / "mmds"
     (mmds / FLAT).write_text(flat(sample_canvas(1000, prefix="900")), encoding="utf-8")
@@ -58,17 +58,17 @@ def data(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-unt
     return root
 
 
-def open_canvas(page, live_server, name: str, query: str = "", hash_: str = ""):  # type: ignore[no-untyped-def]
+def open_canvas(page, live_server, name: str, query: str = "", hash_: str = ""):
     page.goto(f"{live_server.url}/a/main/c/{name}/{query}{hash_}")
     page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
 
 
-def shot(page, name: str, full_page: bool = False) -> None:  # type: ignore[no-untyped-def]
+def shot(page, name: str, full_page: bool = False) -> None:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / name), full_page=full_page)
 
 
-def in_view(page, node_id: str) -> bool:  # type: ignore[no-untyped-def]
+def in_view(page, node_id: str) -> bool:
     return page.evaluate(
         """(id) => { const v = memvizCanvas.view(), b = memvizCanvas.model().boxes.get(id);
         if (!b) return false; const r = v.visibleRect();
@@ -77,18 +77,18 @@ def in_view(page, node_id: str) -> bool:  # type: ignore[no-untyped-def]
     )
 
 
-def on_screen_font_px(page) -> float:  # type: ignore[no-untyped-def]
+def on_screen_font_px(page) -> float:
     return page.evaluate("memvizCanvas.view().scale() * 16")
 
 
-def url_state(page) -> tuple[list[str] | None, str]:  # type: ignore[no-untyped-def]
+def url_state(page) -> tuple[list[str] | None, str]:
     parsed = urlparse(page.url)
     query = parse_qs(parsed.query, keep_blank_values=True)
     collapsed = query["collapsed"][0].split(",") if "collapsed" in query else None
     return collapsed, unquote(parsed.fragment)
 
 
-def test_a_big_flat_canvas_opens_as_a_readable_overview_around_the_doing_node(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_a_big_flat_canvas_opens_as_a_readable_overview_around_the_doing_node(live_server, page, data) -> None:
     open_canvas(page, live_server, FLAT)
     scene = page.evaluate("memvizCanvas.scene()")
     drawn = int(page.evaluate("document.body.dataset.drawnNodes"))
@@ -107,10 +107,10 @@ def test_a_big_flat_canvas_opens_as_a_readable_overview_around_the_doing_node(li
     assert abs(after["y"] - before["y"]) > 10
     page.evaluate("(id) => memvizCanvas.reveal(id, {open: false})", newest["id"])
     shot(page, "canvas-overview-1000.png")
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors
 
 
-def test_find_brings_a_hidden_node_into_view_and_the_url_follows(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_find_brings_a_hidden_node_into_view_and_the_url_follows(live_server, page, data) -> None:
     open_canvas(page, live_server, FLAT)
     target = "900-N777"
     assert page.locator(f'#diagram g.node[data-memviz-id="{target}"]').count() == 0
@@ -134,7 +134,7 @@ def test_find_brings_a_hidden_node_into_view_and_the_url_follows(live_server, pa
     assert hits and all("硬编码" in " ".join(n["lines"]) for n in scene["nodes"] if n["id"] in hits)
 
 
-def test_deep_links_and_the_node_list_focus_the_canvas(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_deep_links_and_the_node_list_focus_the_canvas(live_server, page, data) -> None:
     target = "800-N140"  # inside a subgraph that the overview keeps collapsed
     open_canvas(page, live_server, NESTED, hash_=f"#node={target}")
     page.locator(f'#node-panel .node-detail[data-node="{target}"]').wait_for(timeout=10000)
@@ -151,7 +151,7 @@ def test_deep_links_and_the_node_list_focus_the_canvas(live_server, page, data) 
     shot(page, "canvas-deep-link.png")
 
 
-def test_the_node_list_opens_the_panel_when_no_drawing_is_up(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_the_node_list_opens_the_panel_when_no_drawing_is_up(live_server, page, data) -> None:
     # The list's links open the panel through canvas.js; with no drawing (it failed, or the
     # fonts are still loading) a click must still open the node, not do nothing.
     page.add_init_script(
@@ -165,7 +165,7 @@ def test_the_node_list_opens_the_panel_when_no_drawing_is_up(live_server, page, 
     page.locator(f'#node-panel .node-detail[data-node="{other}"]').wait_for(timeout=10000)
 
 
-def test_collapsed_groups_live_in_the_url(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_collapsed_groups_live_in_the_url(live_server, page, data) -> None:
     open_canvas(page, live_server, NESTED)
     groups = page.evaluate("memvizCanvas.collapsed()")
     assert groups  # the overview
@@ -185,7 +185,7 @@ def test_collapsed_groups_live_in_the_url(live_server, page, data) -> None:  # t
     assert int(page.evaluate("document.body.dataset.drawnNodes")) == 300
 
 
-def test_keyboard_moves_between_nodes_and_opens_one(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_keyboard_moves_between_nodes_and_opens_one(live_server, page, data) -> None:
     open_canvas(page, live_server, SMALL)
     svg = page.locator("#diagram .mermaid-host svg")
     title_id = svg.get_attribute("aria-labelledby")
@@ -211,7 +211,7 @@ def test_keyboard_moves_between_nodes_and_opens_one(live_server, page, data) -> 
     shot(page, "canvas-keyboard.png")
 
 
-def test_no_status_and_groups_look_unlike_every_status(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_no_status_and_groups_look_unlike_every_status(live_server, page, data) -> None:
     open_canvas(page, live_server, SMALL)
     legend = page.locator("#diagram .map-legend").inner_text()
     assert "no status" in legend and "group (subgraph)" in legend
@@ -234,7 +234,7 @@ def test_no_status_and_groups_look_unlike_every_status(live_server, page, data) 
     shot(page, "canvas-legend.png")
 
 
-def test_dark_mode_follows_the_browser(live_server, chromium_launch, data) -> None:  # type: ignore[no-untyped-def]
+def test_dark_mode_follows_the_browser(live_server, chromium_launch, data) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -256,7 +256,7 @@ def test_dark_mode_follows_the_browser(live_server, chromium_launch, data) -> No
     assert colours["dark"][0] in ("rgb(13, 17, 23)",)
 
 
-def test_the_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -> None:  # type: ignore[no-untyped-def]
+def test_the_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -> None:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -271,7 +271,7 @@ def test_the_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -> 
         browser.close()
 
 
-def test_a_broken_canvas_shows_its_problems_text_and_readable_nodes(live_server, page, data) -> None:  # type: ignore[no-untyped-def]
+def test_a_broken_canvas_shows_its_problems_text_and_readable_nodes(live_server, page, data) -> None:
     open_canvas(page, live_server, BROKEN)
     report = page.locator("#diagram .broken-report")
     assert report.is_visible()

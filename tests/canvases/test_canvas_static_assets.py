@@ -12,6 +12,7 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from sessions.ingest import ingest_path
+from tests.pages import attr, streamed
 
 pytestmark = pytest.mark.django_db
 HASHED = re.compile(r"^/static/.+\.[0-9a-f]{12}\.(js|css)$")
@@ -25,8 +26,8 @@ def upstream(fixtures_root: Path) -> Path:
 
 def assets(client: Client, url: str) -> list[str]:
     soup = BeautifulSoup(client.get(url).content, "html.parser")
-    return [s["src"] for s in soup.select("script[src]")] + [
-        link["href"] for link in soup.select("link[rel=stylesheet]")
+    return [attr(s, "src") for s in soup.select("script[src]")] + [
+        attr(link, "href") for link in soup.select("link[rel=stylesheet]")
     ]
 
 
@@ -47,13 +48,13 @@ def test_statics_are_compressed_and_cached_for_a_year(client: Client, upstream: 
             assert response.status_code == 200, url
             assert response["Content-Encoding"] == encoding, url
             assert "immutable" in response["Cache-Control"] and "max-age=315360000" in response["Cache-Control"]
-            b"".join(response.streaming_content)
+            streamed(response)
 
 
 def test_font_files_keep_hashed_names_inside_the_css(client: Client, upstream: Path) -> None:
     css_url = next(u for u in assets(client, "/a/main/c/002-migrate-orders-api.mmd/") if "noto-sans-sc" in u)
     response = client.get(css_url)
-    css = b"".join(response.streaming_content).decode()
+    css = streamed(response).decode()
     fonts = re.findall(r"url\(\"?([^)\"]+\.woff2)\"?\)", css)
     assert len(fonts) > 90 and all(re.search(r"\.[0-9a-f]{12}\.woff2$", f) for f in fonts)
     first = client.get(urljoin(css_url, fonts[0]))

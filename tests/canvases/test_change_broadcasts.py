@@ -19,25 +19,25 @@ from sessions.ingest import ingest_path
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-async def _subscribe(layer, group: str) -> str:  # type: ignore[no-untyped-def]
+async def _subscribe(layer, group: str) -> str:
     channel = await layer.new_channel()
     await layer.group_add(group, channel)
     return channel
 
 
-async def _receive(layer, channel: str, timeout: float = 3) -> dict:  # type: ignore[no-untyped-def]
+async def _receive(layer, channel: str, timeout: float = 3) -> dict:
     return await asyncio.wait_for(layer.receive(channel), timeout=timeout)
 
 
 @pytest.fixture
-def memory_layer(settings):  # type: ignore[no-untyped-def]
+def memory_layer(settings):
     settings.CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
     return get_channel_layer()
 
 
 def test_page_view_of_a_rewritten_canvas_sends_nothing_the_watcher_sends_once(
     fixtures_root: Path, memory_layer
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     agent_dir = fixtures_root / "fixture-a-upstream" / "main"
     ingest_path(agent_dir.parent)
     canvas = Canvas.objects.get(filename="001-fix-login-timeout.mmd")
@@ -65,7 +65,7 @@ def test_page_view_of_a_rewritten_canvas_sends_nothing_the_watcher_sends_once(
     assert ops == ["disk", "imported"]
 
 
-def test_a_human_edit_is_broadcast_once_with_its_author(fixtures_root: Path, memory_layer) -> None:  # type: ignore[no-untyped-def]
+def test_a_human_edit_is_broadcast_once_with_its_author(fixtures_root: Path, memory_layer) -> None:
     ingest_path(fixtures_root / "fixture-a-upstream")
     canvas = Canvas.objects.get(filename="002-migrate-orders-api.mmd")
     canvas_channel = async_to_sync(_subscribe)(memory_layer, canvas_group(canvas.pk))

@@ -162,7 +162,7 @@ def test_sigkill_anywhere_in_a_merge_leaves_canvas_and_rows_agreeing(tmp_path: P
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert proc.stdout is not None
+        assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline().strip() == "started", proc.stderr.read()
         if point == "random":
             time.sleep(rng.uniform(0.0, 0.35))

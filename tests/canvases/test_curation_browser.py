@@ -21,24 +21,24 @@ FILE = "002-migrate-orders-api.mmd"
 
 
 @pytest.fixture
-def agent_dir(fixtures_root: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
+def agent_dir(fixtures_root: Path, django_user_model) -> Path:
     ingest_path(fixtures_root / "fixture-a-upstream")
     django_user_model.objects.create_user(USER, password=PASSWORD)
     return fixtures_root / "fixture-a-upstream" / "main"
 
 
-def node(page, node_id: str):  # type: ignore[no-untyped-def]
+def node(page, node_id: str):
     return page.locator(f'.mermaid-host svg g.node[data-memviz-id="{node_id}"]')
 
 
-def wait_edit(page, text: str) -> None:  # type: ignore[no-untyped-def]
+def wait_edit(page, text: str) -> None:
     page.wait_for_function(
         "t => (document.querySelector('#flash')?.textContent || '').includes(t)", arg=text
     )
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
 
 
-def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: Path) -> None:
     url = f"/a/main/c/{FILE}/"
     log_in(page, live_server, url)
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
@@ -117,10 +117,10 @@ def test_merge_annotate_prune_undo_in_the_browser(live_server, page, agent_dir: 
     assert page.locator(".static-diagram g.node.diff-removed").count() == 1
     assert page.locator(".static-diagram g.node.diff-changed").count() == 2
     page.screenshot(path=str(ARTIFACTS / "curation-revision.png"), full_page=True)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
-def test_resume_from_canvas_in_the_browser(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_resume_from_canvas_in_the_browser(live_server, page, agent_dir: Path) -> None:
     target = "001-fix-login-timeout.mmd"
     state = agent_dir / "state.json"
     before = state.read_text("utf-8")
@@ -140,4 +140,4 @@ def test_resume_from_canvas_in_the_browser(live_server, page, agent_dir: Path) -
         '"migrate-orders-api"', '"fix-login-timeout"'
     )
     assert page.locator(".badge.active").count() == 1
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []

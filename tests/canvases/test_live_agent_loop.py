@@ -21,6 +21,7 @@ from canvases.models import Canvas
 from sessions.ingest import ingest_agent_dir, ingest_path
 from tests.canvases.agent_doubles import Block, FakeAgent, now_stamp
 from tests.debug.memory_factory import canvas, node, write_agent
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 FILE = "001-fix-login.mmd"
@@ -29,7 +30,7 @@ URL = f"/a/main/c/{FILE}/"
 
 
 @pytest.fixture
-def loop(tmp_path: Path):  # type: ignore[no-untyped-def]
+def loop(tmp_path: Path):
     """An agent folder last written a day ago, indexed; a signed-in person; the agent."""
     lines = [
         node("001-N1", "探查: read config", "done", 1),
@@ -58,14 +59,14 @@ def _canvas(name: str = FILE) -> Canvas:
     return Canvas.objects.get(filename=name)
 
 
-def ops(client: Client, name: str = FILE, **body: Any):  # type: ignore[no-untyped-def]
+def ops(client: Client, name: str = FILE, **body: Any):
     body.setdefault("base", _canvas(name).content_hash)
     return client.post(
         f"/a/main/c/{name}/ops/", json.dumps(body), content_type="application/json"
     )
 
 
-def ok(response):  # type: ignore[no-untyped-def]
+def ok(response):
     assert response.status_code == 200, response.content
     return response.json()
 
@@ -78,7 +79,7 @@ def watcher(folder: Path) -> None:
 # 1. liveness is the agent's
 
 
-def test_memviz_own_writes_never_make_the_agent_look_live(loop) -> None:  # type: ignore[no-untyped-def]
+def test_memviz_own_writes_never_make_the_agent_look_live(loop) -> None:
     client, folder, _agent = loop
     ok(ops(client, op="merge", nodes=["001-N2", "001-N3"], into="001-N2"))  # canvas + rows
     ok(ops(client, op="annotate", node="001-N1", text="checked by hand"))
@@ -89,7 +90,7 @@ def test_memviz_own_writes_never_make_the_agent_look_live(loop) -> None:  # type
     assert not liveness.agent_live(_canvas().agent).live  # memviz's state.json write is its own
 
 
-def test_an_agent_write_next_to_a_human_edit_keeps_it_live(loop) -> None:  # type: ignore[no-untyped-def]
+def test_an_agent_write_next_to_a_human_edit_keeps_it_live(loop) -> None:
     """The agent appends a row; within the same second memviz's merge rewrites every offload
     file (the append's mtime is replaced by memviz's): the agent is still live, and resume,
     drop from context and re-apply are refused with the reason until confirmed."""
@@ -118,7 +119,7 @@ def test_an_agent_write_next_to_a_human_edit_keeps_it_live(loop) -> None:  # typ
     assert liveness.state_active(_canvas().agent) == OTHER
 
 
-def test_a_confirmed_resume_the_gateway_overwrites_is_reported(loop) -> None:  # type: ignore[no-untyped-def]
+def test_a_confirmed_resume_the_gateway_overwrites_is_reported(loop) -> None:
     """The gateway saves its own in-memory state (read when its session started) after a task
     judgment: a resume confirmed while it runs is overwritten, the pages say so, and the agent
     still looks live (that write is the agent's, not memviz's)."""
@@ -133,7 +134,7 @@ def test_a_confirmed_resume_the_gateway_overwrites_is_reported(loop) -> None:  #
     assert liveness.state_active(_canvas().agent) == FILE
     assert liveness.agent_live(_canvas().agent).live
     page = BeautifulSoup(client.get(f"/a/main/c/{OTHER}/").content, "html.parser")
-    note = page.select_one(".resume-moved").get_text(" ", strip=True)
+    note = one(page, ".resume-moved").get_text(" ", strip=True)
     assert f"dora asked the agent to resume from {OTHER}" in note and FILE in note
 
 
@@ -141,7 +142,7 @@ def test_a_confirmed_resume_the_gateway_overwrites_is_reported(loop) -> None:  #
 # 2. dropped edits: per field, newest wins
 
 
-def test_progress_raised_by_the_agent_does_not_flag_a_goal_edit(loop) -> None:  # type: ignore[no-untyped-def]
+def test_progress_raised_by_the_agent_does_not_flag_a_goal_edit(loop) -> None:
     client, folder, agent = loop
     ok(ops(client, op="set_meta", task_goal="fix the login timeout for SSO users"))
     for progress in ("60", "80"):  # two map-builder passes: progress up, the goal kept
@@ -154,7 +155,7 @@ def test_progress_raised_by_the_agent_does_not_flag_a_goal_edit(loop) -> None:  
     assert history.dropped_edits(_canvas()) == []
 
 
-def test_newest_human_value_wins_and_reapply_never_writes_an_older_one(loop) -> None:  # type: ignore[no-untyped-def]
+def test_newest_human_value_wins_and_reapply_never_writes_an_older_one(loop) -> None:
     client, folder, agent = loop
     stale = agent.snapshot(FILE)  # the map-builder's copy, taken before both edits
     first = ok(ops(client, op="set_meta", task_goal="goal A"))["revision"]
@@ -173,7 +174,7 @@ def test_newest_human_value_wins_and_reapply_never_writes_an_older_one(loop) -> 
     assert history.dropped_edits(_canvas()) == []
 
 
-def test_each_field_and_edge_is_reported_with_what_was_lost(loop) -> None:  # type: ignore[no-untyped-def]
+def test_each_field_and_edge_is_reported_with_what_was_lost(loop) -> None:
     client, folder, agent = loop
     stale = agent.snapshot(FILE)
     ok(ops(client, op="set_status", node="001-N3", status="blocked"))
@@ -189,7 +190,7 @@ def test_each_field_and_edge_is_reported_with_what_was_lost(loop) -> None:  # ty
         "edge 001-N1 → 001-N3": ("present", "absent"),
     }
     page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
-    text = page.select_one(".dropped").get_text(" ", strip=True)
+    text = one(page, ".dropped").get_text(" ", strip=True)
     assert "status of 001-N3: you wrote “doing” → now “todo”" in text
     assert len(page.select(".dropped form.reapply")) == 3
 
@@ -203,7 +204,7 @@ def _row(folder: Path, call_id: str) -> dict[str, Any]:
     return next(r for r in rows if r["tool_call_id"] == call_id)
 
 
-def test_rows_the_agent_re_marks_after_a_drop_are_reported_and_dropped_again(loop) -> None:  # type: ignore[no-untyped-def]
+def test_rows_the_agent_re_marks_after_a_drop_are_reported_and_dropped_again(loop) -> None:
     client, folder, agent = loop
     agent.append_rows(1)  # the gateway is running
     refused = ops(client, op="prune", node="001-N1", drop_from_context=True)
@@ -219,20 +220,20 @@ def test_rows_the_agent_re_marks_after_a_drop_are_reported_and_dropped_again(loo
     agent.mark_offload_status({"call_0001": True})  # L3 mild compression of the same call
     watcher(folder)
     page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
-    box = page.select_one(".reverted")
+    box = one(page, ".reverted")
     text = box.get_text(" ", strip=True)
     assert "call_0001" in text and "offloaded: true" in text
     assert "dora dropped in r" in text and "back in the agent's context since" in text
-    assert "§4.8.5" in box.select_one(".revert-why").get_text()
+    assert "§4.8.5" in one(box, ".revert-why").get_text()
     agent_page = BeautifulSoup(client.get("/a/main/").content, "html.parser")
-    assert "call_0001" in agent_page.select_one(".reverted").get_text()
+    assert "call_0001" in one(agent_page, ".reverted").get_text()
     listed = client.get("/a/main/?format=json").json()["reverted"]
     assert [r["rows"][0]["tool_call_id"] for r in listed] == ["call_0001"]
 
-    form = box.select_one("form.drop-again")
-    fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
+    form = one(box, "form.drop-again")
+    fields = {attr(i, "name"): attr(i, "value") for i in form.select("input[type=hidden]")}
     assert fields["confirm_live"] == "1"  # the button says the agent is live: it confirms
-    body = {"op": "drop_again", "revision": int(fields["revision"])}
+    body: dict[str, Any] = {"op": "drop_again", "revision": int(fields["revision"])}
     assert ops(client, **body).status_code == 409  # the API refuses without the confirmation
     ok(ops(client, **body, confirm_live=True))
     assert _row(folder, "call_0001")["offloaded"] == "deleted"
@@ -250,7 +251,7 @@ def _definitions(text: str) -> list[str]:
 
 
 @pytest.mark.parametrize("point", ["after_claim", "after_patch"])
-def test_a_merge_inside_the_map_builder_window_keeps_the_reply_on_its_lines(loop, point) -> None:  # type: ignore[no-untyped-def]
+def test_a_merge_inside_the_map_builder_window_keeps_the_reply_on_its_lines(loop, point) -> None:
     """The issue's run: the map-builder claims rows and snapshots the canvas; a person merges
     001-N3 into 001-N2 (removing two lines); the reply marks 001-N3 done on line 5 and appends
     a new node after line 7, spliced by line number into the file as it is then."""
@@ -290,7 +291,7 @@ def test_a_merge_inside_the_map_builder_window_keeps_the_reply_on_its_lines(loop
     assert "memviz: line kept" not in (folder / "mmds" / FILE).read_text("utf-8")
 
 
-def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_map_builder(loop) -> None:  # type: ignore[no-untyped-def]
+def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_map_builder(loop) -> None:
     client, folder, agent = loop
     agent.write_mode(FILE, agent.snapshot(FILE) + "\n    classDef done fill:#dfd")
     watcher(folder)
@@ -308,7 +309,7 @@ def test_an_edit_that_must_insert_above_the_reply_lines_is_refused_naming_the_ma
     assert undo_like.status_code == 200  # a label edit moves no line
 
 
-def test_claims_the_watcher_has_not_indexed_yet_already_protect_the_reply_lines(loop) -> None:  # type: ignore[no-untyped-def]
+def test_claims_the_watcher_has_not_indexed_yet_already_protect_the_reply_lines(loop) -> None:
     """Between the agent's claim and the watcher's ingest (~200 ms + the ingest) the index holds
     no wait row yet: the offload file's fresh tail is read instead."""
     client, folder, agent = loop
@@ -322,14 +323,14 @@ def test_claims_the_watcher_has_not_indexed_yet_already_protect_the_reply_lines(
     assert (folder / "mmds" / FILE).read_bytes() == before
 
 
-def _post_form(client: Client, form) -> None:  # type: ignore[no-untyped-def]
+def _post_form(client: Client, form) -> None:
     fields = {i["name"]: i["value"] for i in form.select("input[type=hidden]")}
     for select in form.select("select"):
         fields[select["name"]] = select.select_one("option[selected]").get_text()
     ok(ops(client, **{**fields, "base": _canvas().content_hash}))
 
 
-def test_what_a_misplaced_reply_left_is_a_canvas_problem_with_one_click_repairs(loop) -> None:  # type: ignore[no-untyped-def]
+def test_what_a_misplaced_reply_left_is_a_canvas_problem_with_one_click_repairs(loop) -> None:
     """A reply that landed one line off (whoever moved the lines): its block overwrote the edge
     on line 6 with a second definition of 001-N2, its block adding 001-N20 was skipped, and the
     backfill mapped the claimed rows to 001-N20, which is on no canvas."""
@@ -342,7 +343,7 @@ def test_what_a_misplaced_reply_left_is_a_canvas_problem_with_one_click_repairs(
     agent.backfill(dict.fromkeys(rows, "001-N20"))
     watcher(folder)
     page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
-    box = page.select_one(".landed")
+    box = one(page, ".landed")
     assert "001-N2 is defined twice (lines 4, 6)" in box.get_text(" ", strip=True)
     assert "The edge 001-N1 → 001-N2 on line 6 was overwritten" in box.get_text(" ", strip=True)
     assert "4 rows were backfilled to 001-N20 , which is on no canvas" in box.get_text(" ", strip=True)
@@ -362,7 +363,7 @@ def test_what_a_misplaced_reply_left_is_a_canvas_problem_with_one_click_repairs(
 # 5. speed: a backfilled row reaches the node panel in time
 
 
-def test_a_backfilled_row_reaches_the_node_panel_within_two_seconds(loop, settings) -> None:  # type: ignore[no-untyped-def]
+def test_a_backfilled_row_reaches_the_node_panel_within_two_seconds(loop, settings) -> None:
     """The watcher's unit of work after the backfill's file events (`Watcher.ingest_changes`
     for one agent folder: an ingest told which files changed), then the node panel's request
     (what live.js sends on the broadcast), on a folder of 1,000 rows in 5 sessions; the budget

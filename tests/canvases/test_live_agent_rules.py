@@ -18,13 +18,14 @@ from django.test import Client
 from canvases import history, services
 from canvases.models import Canvas, Revision
 from sessions.ingest import ingest_agent_dir, ingest_path
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 FILE = "002-migrate-orders-api.mmd"
 
 
 @pytest.fixture
-def env(fixtures_root: Path):  # type: ignore[no-untyped-def]
+def env(fixtures_root: Path):
     ingest_path(fixtures_root / "fixture-a-upstream")
     canvas = Canvas.objects.get(filename=FILE)
     return canvas, User.objects.create_user("dora", password="pw"), Path(canvas.agent.path)
@@ -35,7 +36,7 @@ def _make_live(agent_dir: Path) -> None:
     os.utime(agent_dir / "state.json", (time.time(), time.time()))
 
 
-def test_drop_from_context_on_a_live_agent_needs_confirmation(env) -> None:  # type: ignore[no-untyped-def]
+def test_drop_from_context_on_a_live_agent_needs_confirmation(env) -> None:
     canvas, user, agent_dir = env
     _make_live(agent_dir)
     before = {p.name: p.read_bytes() for p in agent_dir.glob("offload-*.jsonl")}
@@ -63,7 +64,7 @@ def test_drop_from_context_on_a_live_agent_needs_confirmation(env) -> None:  # t
     )
 
 
-def test_every_edit_changes_what_the_running_agent_compares(env) -> None:  # type: ignore[no-untyped-def]
+def test_every_edit_changes_what_the_running_agent_compares(env) -> None:
     """The plugin re-injects only when length or the first 64 characters changed (§4.8.6)."""
     canvas, user, agent_dir = env
     path = agent_dir / "mmds" / FILE
@@ -79,7 +80,7 @@ def test_every_edit_changes_what_the_running_agent_compares(env) -> None:  # typ
         assert after.rstrip("\n") != before.rstrip("\n")
 
 
-def test_edits_a_map_builder_reply_lost_are_offered_again(env) -> None:  # type: ignore[no-untyped-def]
+def test_edits_a_map_builder_reply_lost_are_offered_again(env) -> None:
     canvas, user, agent_dir = env
     path = agent_dir / "mmds" / FILE
     original = path.read_text("utf-8")
@@ -118,7 +119,7 @@ def test_edits_a_map_builder_reply_lost_are_offered_again(env) -> None:  # type:
     assert history.dropped_edits(canvas) == []
 
 
-def test_a_resume_the_agent_moved_away_from_is_reported(env, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_resume_the_agent_moved_away_from_is_reported(env, fixtures_root: Path) -> None:
     canvas, user, agent_dir = env
     other = Canvas.objects.get(filename="001-fix-login-timeout.mmd")
     result = services.canvas_resume(canvas=other, user=user)
@@ -132,11 +133,11 @@ def test_a_resume_the_agent_moved_away_from_is_reported(env, fixtures_root: Path
     (agent_dir / "state.json").write_text(json.dumps(state, indent=2), "utf-8")
     ingest_agent_dir(agent_dir)
     page = BeautifulSoup(client.get(f"/a/main/c/{FILE}/").content, "html.parser")
-    note = page.select_one(".resume-moved").get_text(" ", strip=True)
+    note = one(page, ".resume-moved").get_text(" ", strip=True)
     assert "dora asked the agent to resume from 001-fix-login-timeout.mmd" in note
     assert FILE in note
     preview = BeautifulSoup(client.get(f"/a/main/c/{FILE}/preview/").content, "html.parser")
-    assert "Resume is a request" in preview.select_one(".resume-request").get_text()
+    assert "Resume is a request" in one(preview, ".resume-request").get_text()
     assert preview.select_one(".resume-moved") is not None
     # the resume is in the history, and not a step of undo
     assert other.revisions.filter(op="resume", author="dora").exists()

@@ -14,6 +14,7 @@ from canvases.mermaid.samples import sample_canvas
 from sessions.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 from tests.debug.memory_factory import canvas, node, write_agent
+from tests.pages import found
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -52,7 +53,7 @@ TEXT = (
 
 
 @pytest.fixture
-def agent_dir(tmp_path: Path, django_user_model) -> Path:  # type: ignore[no-untyped-def]
+def agent_dir(tmp_path: Path, django_user_model) -> Path:
     big = sample_canvas(120, prefix="002")
     rows = [{"minutes": m, "tool": "exec", "node": n} for m, n in [(1, "N-1"), (2, "N-2"), (3, "N-2")]]
     texts = {FILE: TEXT, BIG: big, BROKEN: 'flowchart TD\n    A["unclosed --> B\n'}
@@ -65,11 +66,11 @@ def agent_dir(tmp_path: Path, django_user_model) -> Path:  # type: ignore[no-unt
     return folder
 
 
-def mermaid_ok(page) -> None:  # type: ignore[no-untyped-def]
+def mermaid_ok(page) -> None:
     page.wait_for_function("() => document.body.dataset.mermaidRendered === 'ok'", timeout=60000)
 
 
-def mnode(page, node_id: str):  # type: ignore[no-untyped-def]
+def mnode(page, node_id: str):
     return page.locator(f'#diagram .mermaidjs-host g.node[data-memviz-id="{node_id}"]')
 
 
@@ -95,7 +96,7 @@ def contains(view_box: list[float], boxes: list[list[float]]) -> list[list[float
     return [b for b in boxes if b[0] < x - 0.5 or b[1] < y - 0.5 or b[2] > x + w + 0.5 or b[3] > y + h + 0.5]
 
 
-def export(page, selector: str, to: Path) -> Path:  # type: ignore[no-untyped-def]
+def export(page, selector: str, to: Path) -> Path:
     with page.expect_download(timeout=60000) as download:
         page.locator("#diagram .export-menu summary").click()
         page.locator(f"#diagram {selector}").click()
@@ -105,17 +106,17 @@ def export(page, selector: str, to: Path) -> Path:  # type: ignore[no-untyped-de
 
 
 def view_box(svg: str) -> list[float]:
-    return [float(v) for v in re.search(r'viewBox="([^"]+)"', svg).group(1).split()]  # type: ignore[union-attr]
+    return [float(v) for v in found(r'viewBox="([^"]+)"', svg).group(1).split()]
 
 
-def transform(page) -> list[float]:  # type: ignore[no-untyped-def]
+def transform(page) -> list[float]:
     return page.evaluate(
         "() => { const v = (window.memvizMermaid && memvizMermaid.view()) || memvizCanvas.view();"
         " const s = v.state(); return [s.k ?? s.zoom, s.pan.x, s.pan.y, v.scale()]; }"
     )
 
 
-def test_toggle_kept_preference_panel_find_and_deep_link(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_toggle_kept_preference_panel_find_and_deep_link(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}{URL}")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     # memviz draws by default, and mermaid.js is not loaded until asked for
@@ -180,10 +181,10 @@ def test_toggle_kept_preference_panel_find_and_deep_link(live_server, page, agen
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     assert page.evaluate("typeof window.mermaid") == "undefined"
     assert page.locator("#diagram .mermaid-host svg").is_visible()
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors
 
 
-def centred(page, node_id: str) -> bool:  # type: ignore[no-untyped-def]
+def centred(page, node_id: str) -> bool:
     page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
     box = mnode(page, node_id).bounding_box()
     host = page.locator("#diagram .mermaidjs-host").bounding_box()
@@ -191,7 +192,7 @@ def centred(page, node_id: str) -> bool:  # type: ignore[no-untyped-def]
     return abs(cx - (host["x"] + host["width"] / 2)) < 5 and abs(cy - (host["y"] + host["height"] / 2)) < 5
 
 
-def test_select_two_and_merge_in_the_mermaid_view_then_the_revision(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_select_two_and_merge_in_the_mermaid_view_then_the_revision(live_server, page, agent_dir: Path) -> None:
     log_in(page, live_server, URL)
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     page.locator('.renderer-switch [data-renderer="mermaid"]').click()
@@ -218,10 +219,10 @@ def test_select_two_and_merge_in_the_mermaid_view_then_the_revision(live_server,
     assert page.locator(".static-diagram .mermaidjs-host g.node.diff-removed").count() == 1
     assert page.locator(".static-diagram .mermaid-host").first.is_hidden()
     page.screenshot(path=str(ARTIFACTS / "mermaid-view-revision.png"), full_page=True)
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors
 
 
-def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}{URL}")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     fit = page.locator('[data-zoom="fit"]')
@@ -242,7 +243,7 @@ def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> 
     assert seen[0] == pytest.approx(seen[1], abs=0.01) and seen[1] == pytest.approx(seen[2], abs=0.01)
 
 
-def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}/a/shipper/c/{BIG}/")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     note = page.locator(".renderer-switch .renderer-cost").inner_text()
@@ -258,7 +259,7 @@ def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_
     assert page.locator("#diagram .mermaidjs-host g.node[data-memviz-id]").count() == 120
 
 
-def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}/a/shipper/s/{SESSION}/replay/")
     page.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=30000)
     page.locator('.renderer-switch [data-renderer="mermaid"]').click()
@@ -269,10 +270,10 @@ def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_d
     page.locator('#replay-diagram .mermaidjs-host g.node[data-memviz-id="N-2"]').click()
     assert page.locator("#replay-node").get_attribute("data-node") == "N-2"
     page.screenshot(path=str(ARTIFACTS / "mermaid-view-replay.png"), full_page=True)
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors
 
 
-def test_what_mermaid_js_refuses_it_says_and_leaves_nothing_behind(live_server, page, agent_dir: Path) -> None:  # type: ignore[no-untyped-def]
+def test_what_mermaid_js_refuses_it_says_and_leaves_nothing_behind(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}/a/shipper/c/{BROKEN}/")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     page.locator('.renderer-switch [data-renderer="mermaid"]').click()
@@ -283,7 +284,7 @@ def test_what_mermaid_js_refuses_it_says_and_leaves_nothing_behind(live_server, 
     assert page.locator("#diagram .mermaid-host svg").is_visible()
 
 
-def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent_dir: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent_dir: Path, tmp_path: Path) -> None:
     page.goto(f"{live_server.url}{URL}")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     page.evaluate("memvizCanvas.view().labelAll()")
@@ -309,4 +310,4 @@ def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent
     assert not contains(view_box(whole), edges)
     png = export(page, '[data-export="all-png"]', tmp_path).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    assert not page.errors  # type: ignore[attr-defined]
+    assert not page.errors

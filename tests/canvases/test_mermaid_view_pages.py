@@ -10,6 +10,7 @@ from django.test import Client
 
 from sessions.ingest import ingest_path
 from tests.debug.memory_factory import canvas, node, write_agent
+from tests.pages import streamed
 
 pytestmark = pytest.mark.django_db
 FILE = "001-raw.mmd"
@@ -30,7 +31,7 @@ def folder(tmp_path: Path) -> Path:
 def test_the_agents_file_downloads_byte_for_byte(client: Client, folder: Path) -> None:
     response = client.get(f"/a/rawish/c/{FILE}/raw/")
     assert response.status_code == 200
-    body = b"".join(response.streaming_content)  # streamed: any size
+    body = streamed(response)  # any size
     assert body == (folder / "mmds" / FILE).read_bytes() == TEXT.encode("utf-8")
     assert response["Content-Disposition"] == f'attachment; filename="{FILE}"'
     assert response["X-Content-Type-Options"] == "nosniff"

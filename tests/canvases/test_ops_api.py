@@ -13,6 +13,7 @@ from django.test import Client
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas
 from sessions.ingest import ingest_agent_dir, ingest_path
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 FILE = "002-migrate-orders-api.mmd"
@@ -26,7 +27,7 @@ def agent_dir(fixtures_root: Path) -> Path:
 
 
 @pytest.fixture
-def user(db) -> User:  # type: ignore[no-untyped-def]
+def user(db) -> User:
     return User.objects.create_user("bob", password="pw")
 
 
@@ -41,7 +42,7 @@ def base() -> str:
     return Canvas.objects.get(filename=FILE).content_hash
 
 
-def post(client: Client, body: dict, **extra):  # type: ignore[no-untyped-def]
+def post(client: Client, body: dict, **extra):
     return client.post(OPS, data=json.dumps(body), content_type="application/json", **extra)
 
 
@@ -72,7 +73,7 @@ def test_merge_ok_returns_hash_and_revision(client_in: Client, agent_dir: Path) 
         {"base": "x"},
     ],
 )
-def test_bad_request_is_400_and_writes_nothing(client_in: Client, agent_dir: Path, body) -> None:  # type: ignore[no-untyped-def]
+def test_bad_request_is_400_and_writes_nothing(client_in: Client, agent_dir: Path, body) -> None:
     before = files(agent_dir)
     response = post(client_in, {"base": base(), **body})
     assert response.status_code == 400
@@ -137,7 +138,7 @@ def test_clean_reapply_is_200_and_says_so(client_in: Client, agent_dir: Path) ->
 
 
 def test_all_ops_through_api(client_in: Client, agent_dir: Path) -> None:
-    steps = [
+    steps: list[dict[str, object]] = [
         {"op": "annotate", "node": "002-N2", "text": "read the spec first"},
         {"op": "set_status", "node": "002-N5", "status": "done"},
         {"op": "edit", "node": "002-N1", "title": "orders v2", "summary": "the task"},
@@ -176,12 +177,12 @@ def test_htmx_form_post_answers_only_the_changed_regions(client_in: Client, agen
         "002-N4",
         "002-N5",
     ]
-    assert "merge written" in soup.select_one("#flash").get_text()
-    scene = json.loads(soup.select_one("#scene-data script#canvas-scene").string)
+    assert "merge written" in one(soup, "#flash").get_text()
+    scene = json.loads(one(soup, "#scene-data script#canvas-scene").get_text())
     assert [n["id"] for n in scene["nodes"]] == ["002-N1", "002-N2", "002-N4", "002-N5"]
-    assert soup.select_one("#undo-redo #undo-button").get("disabled") is None
-    assert soup.select_one("#live")["data-hash"] == base()
-    assert "4 nodes" in " ".join(soup.select_one("#canvas-head").get_text().split())
+    assert one(soup, "#undo-redo #undo-button").get("disabled") is None
+    assert one(soup, "#live")["data-hash"] == base()
+    assert "4 nodes" in " ".join(one(soup, "#canvas-head").get_text().split())
     assert all(el.get("hx-swap-oob") for el in soup.find_all(recursive=False) if el.name)
 
 
@@ -207,7 +208,7 @@ def test_htmx_error_goes_to_flash(client_in: Client, agent_dir: Path) -> None:
     assert response.status_code == 200
     assert response["HX-Retarget"] == "#flash"
     soup = BeautifulSoup(response.content, "html.parser")
-    assert "required" in soup.select_one(".flash.error").get_text()
+    assert "required" in one(soup, ".flash.error").get_text()
 
 
 def test_canvas_page_shows_edit_controls_only_when_signed_in(
@@ -220,7 +221,7 @@ def test_canvas_page_shows_edit_controls_only_when_signed_in(
     signed = BeautifulSoup(client_in.get(url).content, "html.parser")
     assert signed.select_one(".edit-toolbar") is not None
     assert {f["data-form"] for f in signed.select(".op-form")} >= {"merge", "annotate", "prune"}
-    assert signed.select_one("#live .badge").get_text() == "agent idle"
+    assert one(signed, "#live .badge").get_text() == "agent idle"
     data = client_in.get(url + "?format=json").json()
     assert data["editor"]["undo"] is None and data["content_hash"] == base()
 
@@ -264,7 +265,7 @@ def test_a_merge_of_older_nodes_keeps_updated_time_and_the_head_says_who_edited(
     head = BeautifulSoup(client_in.get(f"/a/main/c/{FILE}/").content, "html.parser")
     edited = head.select_one("#canvas-head a.last-edit")
     assert edited is not None and "(merge) by bob" in edited.get_text()
-    assert edited["href"].endswith(f"/history/{response.json()['revision']}/")
+    assert attr(edited, "href").endswith(f"/history/{response.json()['revision']}/")
     data = client_in.get(f"/a/main/c/{FILE}/?format=json").json()
     assert data["editor"]["last_edit"]["op"] == "merge"
     assert data["editor"]["last_edit"]["at"].endswith("Z")

@@ -15,6 +15,7 @@ from django.test import Client
 from sessions.ingest import ingest_path
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 FILE = "001-fix-login-timeout.mmd"
@@ -22,7 +23,7 @@ URL = f"/a/main/c/{FILE}/"
 
 
 @pytest.fixture
-def env(fixtures_root: Path):  # type: ignore[no-untyped-def]
+def env(fixtures_root: Path):
     ingest_path(fixtures_root / "fixture-a-upstream")
     client = Client()
     client.force_login(User.objects.create_user("dave", password="pw"))
@@ -36,7 +37,7 @@ def make_old(folder: Path) -> None:
         os.utime(path, (past, past))
 
 
-def test_resume_sets_active_fields_only(env) -> None:  # type: ignore[no-untyped-def]
+def test_resume_sets_active_fields_only(env) -> None:
     client, folder = env
     make_old(folder)
     state = folder / "state.json"
@@ -55,7 +56,7 @@ def test_resume_sets_active_fields_only(env) -> None:  # type: ignore[no-untyped
     assert page.select_one(".canvas-head .badge.active") is not None
 
 
-def test_resume_json_api_and_live_refusal(env) -> None:  # type: ignore[no-untyped-def]
+def test_resume_json_api_and_live_refusal(env) -> None:
     client, folder = env
     state = folder / "state.json"
     (folder / next(folder.glob("offload-*.jsonl")).name).touch()  # the agent just wrote
@@ -76,7 +77,7 @@ def test_resume_json_api_and_live_refusal(env) -> None:  # type: ignore[no-untyp
     assert json.loads(state.read_text())["activeMmdFile"] == FILE
 
 
-def test_resume_needs_login(env) -> None:  # type: ignore[no-untyped-def]
+def test_resume_needs_login(env) -> None:
     _client, folder = env
     before = (folder / "state.json").read_bytes()
     response = Client().post(URL + "resume/", "{}", content_type="application/json")
@@ -84,7 +85,7 @@ def test_resume_needs_login(env) -> None:  # type: ignore[no-untyped-def]
     assert (folder / "state.json").read_bytes() == before
 
 
-def test_preview_shows_block_and_sizes(env) -> None:  # type: ignore[no-untyped-def]
+def test_preview_shows_block_and_sizes(env) -> None:
     client, folder = env
     text = (folder / "mmds" / FILE).read_text()
     data = client.get(URL + "preview/?format=json").json()
@@ -96,12 +97,12 @@ def test_preview_shows_block_and_sizes(env) -> None:  # type: ignore[no-untyped-
     assert data["budget_chars"] == CANVAS_BUDGET_CHARS and data["over_budget"] is False
     assert 0 < data["block_tokens"] < data["block_chars"]
     soup = BeautifulSoup(client.get(URL + "preview/").content, "html.parser")
-    assert soup.select_one("pre.resume-block").get_text() == block
-    assert soup.select_one(".canvas-chars").get_text() == str(len(text))
-    assert soup.select_one("form.resume-form button").get_text() == "Resume from this canvas"
+    assert one(soup, "pre.resume-block").get_text() == block
+    assert one(soup, ".canvas-chars").get_text() == str(len(text))
+    assert one(soup, "form.resume-form button").get_text() == "Resume from this canvas"
 
 
-def test_lint_panel(env) -> None:  # type: ignore[no-untyped-def]
+def test_lint_panel(env) -> None:
     client, _folder = env
     data = client.get("/a/main/c/002-migrate-orders-api.mmd/lint/?format=json").json()
     assert data["unmapped_rows"] == 1
@@ -114,7 +115,7 @@ def test_lint_panel(env) -> None:  # type: ignore[no-untyped-def]
     assert soup.select_one(".lint-panel") is not None
 
 
-def test_lint_lists_pruned_rows_and_offers_to_merge_them(env) -> None:  # type: ignore[no-untyped-def]
+def test_lint_lists_pruned_rows_and_offers_to_merge_them(env) -> None:
     client, folder = env
     url = "/a/main/c/002-migrate-orders-api.mmd/"
     base = client.get(url + "?format=json").json()["content_hash"]
@@ -126,9 +127,9 @@ def test_lint_lists_pruned_rows_and_offers_to_merge_them(env) -> None:  # type: 
     data = client.get(url + "lint/?format=json").json()
     assert {"node_id": "002-N4", "rows": 1, "pruned": True} in data["rows_on_no_canvas"]
     soup = BeautifulSoup(client.get(url + "lint/").content, "html.parser")
-    form = soup.select_one(".lint-panel form")
-    assert form.select_one("input[name=op]")["value"] == "adopt"
-    assert form.select_one("input[name=from]")["value"] == "002-N4"
+    form = one(soup, ".lint-panel form")
+    assert one(form, "input[name=op]")["value"] == "adopt"
+    assert one(form, "input[name=from]")["value"] == "002-N4"
     response = client.post(
         url + "ops/",
         {"op": "adopt", "from": "002-N4", "node": "002-N5", "base": data["content_hash"]},

@@ -19,7 +19,7 @@ FILE = "002-migrate-orders-api.mmd"
 
 
 @pytest.fixture
-def setup(fixtures_root: Path):  # type: ignore[no-untyped-def]
+def setup(fixtures_root: Path):
     ingest_path(fixtures_root / "fixture-a-upstream")
     canvas = Canvas.objects.get(filename=FILE)
     user = User.objects.create_user("alice", password="pw")
@@ -44,7 +44,7 @@ def snapshot(agent_dir: Path) -> dict[str, bytes]:
     }
 
 
-def test_merge_writes_file_and_remaps_rows_everywhere(setup) -> None:  # type: ignore[no-untyped-def]
+def test_merge_writes_file_and_remaps_rows_everywhere(setup) -> None:
     canvas, user, agent_dir = setup
     before_rows = rows_on_disk(agent_dir)
     n3_ids = {r["tool_call_id"] for r in before_rows if r.get("node_id") == "002-N3"}
@@ -76,7 +76,7 @@ def test_merge_writes_file_and_remaps_rows_everywhere(setup) -> None:  # type: i
     assert canvas.content_hash == out.hash and canvas.node_count == 4
 
 
-def test_prune_keeps_rows_and_optionally_marks_them_deleted(setup) -> None:  # type: ignore[no-untyped-def]
+def test_prune_keeps_rows_and_optionally_marks_them_deleted(setup) -> None:
     canvas, user, agent_dir = setup
     out = services.canvas_apply_edit(
         canvas=canvas,
@@ -112,7 +112,7 @@ def test_prune_keeps_rows_and_optionally_marks_them_deleted(setup) -> None:  # t
         ("frobnicate", {}, "unknown operation"),
     ],
 )
-def test_bad_requests_write_nothing(setup, op, params, message) -> None:  # type: ignore[no-untyped-def]
+def test_bad_requests_write_nothing(setup, op, params, message) -> None:
     canvas, user, agent_dir = setup
     before = snapshot(agent_dir)
     with pytest.raises(services.EditRefused) as info:
@@ -125,7 +125,7 @@ def test_bad_requests_write_nothing(setup, op, params, message) -> None:  # type
     assert not canvas.revisions.exclude(author="agent").exists()
 
 
-def test_vanished_file_is_a_clear_error(setup) -> None:  # type: ignore[no-untyped-def]
+def test_vanished_file_is_a_clear_error(setup) -> None:
     canvas, user, agent_dir = setup
     (agent_dir / "mmds" / FILE).unlink()
     with pytest.raises(services.EditRefused, match="vanished"):
@@ -139,7 +139,7 @@ def test_vanished_file_is_a_clear_error(setup) -> None:  # type: ignore[no-untyp
     assert not (agent_dir / "mmds" / FILE).exists()
 
 
-def test_conflict_when_edited_node_changed_on_disk(setup) -> None:  # type: ignore[no-untyped-def]
+def test_conflict_when_edited_node_changed_on_disk(setup) -> None:
     canvas, user, agent_dir = setup
     path = agent_dir / "mmds" / FILE
     base = canvas.content_hash
@@ -159,7 +159,7 @@ def test_conflict_when_edited_node_changed_on_disk(setup) -> None:  # type: igno
     assert canvas.revisions.filter(author="agent", op="disk").exists()
 
 
-def test_clean_reapply_when_other_nodes_changed(setup) -> None:  # type: ignore[no-untyped-def]
+def test_clean_reapply_when_other_nodes_changed(setup) -> None:
     canvas, user, agent_dir = setup
     path = agent_dir / "mmds" / FILE
     base = canvas.content_hash
@@ -176,7 +176,7 @@ def test_clean_reapply_when_other_nodes_changed(setup) -> None:  # type: ignore[
     assert "全量回归中" in text and "note: see docs/orders-v2.md" in text
 
 
-def test_undo_redo_restore_round_trip(setup) -> None:  # type: ignore[no-untyped-def]
+def test_undo_redo_restore_round_trip(setup) -> None:
     canvas, user, agent_dir = setup
     path = agent_dir / "mmds" / FILE
     original = path.read_bytes()
@@ -206,7 +206,7 @@ def test_undo_redo_restore_round_trip(setup) -> None:  # type: ignore[no-untyped
     assert out.revision.op == "restore" and out.revision.number > merged.revision.number
 
 
-def test_undo_refused_after_agent_rewrite(setup) -> None:  # type: ignore[no-untyped-def]
+def test_undo_refused_after_agent_rewrite(setup) -> None:
     canvas, user, agent_dir = setup
     services.canvas_apply_edit(
         canvas=canvas,
@@ -235,7 +235,7 @@ def test_undo_refused_after_agent_rewrite(setup) -> None:  # type: ignore[no-unt
     assert history.dropped_edits(canvas) == []
 
 
-def test_adopt_unplaced_rows(setup) -> None:  # type: ignore[no-untyped-def]
+def test_adopt_unplaced_rows(setup) -> None:
     canvas, user, agent_dir = setup
     path = next(agent_dir.glob("offload-*.jsonl"))
     with path.open("a") as handle:
@@ -252,7 +252,7 @@ def test_adopt_unplaced_rows(setup) -> None:  # type: ignore[no-untyped-def]
     assert last == {"tool_call_id": "call_x", "node_id": "002-N5", "k": 1}
 
 
-def test_live_detection(setup) -> None:  # type: ignore[no-untyped-def]
+def test_live_detection(setup) -> None:
     canvas, _user, agent_dir = setup
     assert not liveness.agent_live(canvas.agent).live  # fixture copies keep old mtimes
     (agent_dir / "state.json").touch()
@@ -260,7 +260,7 @@ def test_live_detection(setup) -> None:  # type: ignore[no-untyped-def]
     assert status.live and "written" in status.reasons[0]
 
 
-def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path, caplog) -> None:
     """A real second process appends rows while merges and undos run through the service."""
     import logging
     import subprocess

@@ -205,7 +205,7 @@ def test_permission_denied_is_a_clear_error(
 
     real_open = atomic.os.open
 
-    def refusing_open(path, flags, *args):  # type: ignore[no-untyped-def]
+    def refusing_open(path, flags, *args):
         if TEMP_MARKER in str(path) and str(path).endswith(tuple("0123456789abcdef")):
             raise PermissionError(errno.EACCES, "Permission denied", str(path))
         return real_open(path, flags, *args)
@@ -234,7 +234,7 @@ def test_database_refusing_the_commit_is_finished_from_the_journal(
     real = write_path.intent_record
     calls = {"n": 0}
 
-    def failing_once(intent, rows):  # type: ignore[no-untyped-def]
+    def failing_once(intent, rows):
         calls["n"] += 1
         if calls["n"] == 1:
             raise DatabaseError("deadlock detected")

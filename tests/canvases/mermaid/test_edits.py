@@ -304,7 +304,8 @@ def test_set_meta_value_cannot_end_the_line_early(fixtures):
     meta = parse(result.text).meta
     assert meta.form == "json"
     agent = read_meta(result.text)
-    assert agent.on_line_one and "}%%" not in agent.task_goal and "\n" not in agent.task_goal
+    assert agent.on_line_one and agent.task_goal is not None
+    assert "}%%" not in agent.task_goal and "\n" not in agent.task_goal
     assert meta.task_goal == 'a "quoted" }%% goal second line'  # displayed as typed
 
 

@@ -13,6 +13,13 @@ INJECTOR_IDS = re.compile(r"\b(\d+-N\d+|N\d+)\b")
 META_NODE = re.compile(r"(\d{3}-N\d+)\[\"([^\"]*?)\"\]")
 STATUS = re.compile(r"status:\s*(\w+)")
 SUMMARY = re.compile(r"summary:\s*(.+?)(?:<br\/>|$)")
+
+
+def field(pattern: re.Pattern[str], label: str) -> str:
+    """The field ``pattern`` captures in a node's label; fails if the label has none."""
+    found = pattern.search(label)
+    assert found is not None, (pattern.pattern, label)
+    return found.group(1)
 PLUGIN_META = re.compile(r"^%%\{\s*(.*?)\s*\}%%")
 
 
@@ -49,13 +56,13 @@ def test_agent_regexes_after_a_human_session(fixtures):
     assert set(INJECTOR_IDS.findall(after)) == {"002-N1", "002-N2", "002-N5"}
     nodes = agent_nodes(after)
     assert set(nodes) == {"002-N1", "002-N2", "002-N5"}
-    assert STATUS.search(nodes["002-N5"]).group(1) == "done"
-    assert STATUS.search(nodes["002-N2"]).group(1) == "done"
+    assert field(STATUS, nodes["002-N5"]) == "done"
+    assert field(STATUS, nodes["002-N2"]) == "done"
     assert (
-        SUMMARY.search(nodes["002-N2"]).group(1)
+        field(SUMMARY, nodes["002-N2"])
         == "金额用 #quot;Decimal#quot;; 3 failed — 0.1+0.2 float 精度"
     )
-    assert SUMMARY.search(nodes["002-N5"]).group(1).startswith("to_money()")
+    assert field(SUMMARY, nodes["002-N5"]).startswith("to_money()")
     # the file-wide status counts L1.5 makes see only real status fields
     assert re.findall(r"status:\s*(\w+)", after) == ["done", "done"]
     assert after.split("\n")[1] == "flowchart TD"
@@ -99,9 +106,9 @@ def test_every_edit_keeps_the_metadata_line_and_ids(fixtures, name):
         for node_id, label in agent_nodes(result.text).items():
             node = parse(result.text).nodes[node_id]
             if node.fields.status:
-                assert STATUS.search(label).group(1) == node.fields.status
+                assert field(STATUS, label) == node.fields.status
             if node.fields.summary:
-                assert SUMMARY.search(label).group(1) == node.fields.summary.replace('"', "#quot;")
+                assert field(SUMMARY, label) == node.fields.summary.replace('"', "#quot;")
 
 
 def test_merge_writes_a_rectangle_with_br_separators(fixtures):
@@ -109,8 +116,8 @@ def test_merge_writes_a_rectangle_with_br_separators(fixtures):
     result = edits.merge(text, ["003-N3", "003-N4"])
     label = agent_nodes(result.text)["003-N3"]
     assert label.count("<br/>") == 3 and "<br>" not in label
-    assert STATUS.search(label).group(1) == "blocked"
-    assert SUMMARY.search(label).group(1).startswith("readinessProbe")
+    assert field(STATUS, label) == "blocked"
+    assert field(SUMMARY, label).startswith("readinessProbe")
 
 
 def test_merge_updates_updated_time_to_the_newest_timestamp(fixtures):
