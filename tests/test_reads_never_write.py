@@ -65,7 +65,7 @@ def test_no_get_and_no_websocket_connect_writes(fixtures_root: Path) -> None:
     before = _snapshot(fixtures_root)
     writes: list[str] = []
 
-    def guard(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+    def guard(execute, sql, params, many, context):
         if WRITE_SQL.match(sql):
             writes.append(sql[:120])
         return execute(sql, params, many, context)
@@ -100,5 +100,5 @@ def test_no_get_and_no_websocket_connect_writes(fixtures_root: Path) -> None:
     assert writes == []
     assert _snapshot(fixtures_root) == before
     # and the page did notice the change
-    page = BeautifulSoup(anonymous.get("/a/main/c/001-fix-login-timeout.mmd/").content, "html.parser")
-    assert page.select_one(".disk-note") is not None
+    shown = BeautifulSoup(anonymous.get("/a/main/c/001-fix-login-timeout.mmd/").content, "html.parser")
+    assert shown.select_one(".disk-note") is not None

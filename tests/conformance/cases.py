@@ -82,7 +82,7 @@ class Case:
     error: str = ""
 
 
-def _run(canvas: str, op: str, before: str, call, **extra) -> Case:  # type: ignore[no-untyped-def]
+def _run(canvas: str, op: str, before: str, call, **extra) -> Case:
     try:
         return Case(canvas, op, before, call(), **extra)
     except EditError as error:
@@ -147,7 +147,7 @@ def _ops(name: str, text: str, typed: str, *, structural: bool) -> list[Case]:
             ((a, b) for a in reversed(ids) for b in ids if a != b and (a, b) not in pairs),
             (None, None),
         )
-        if source is not None:
+        if source is not None and target is not None:
             cases.append(
                 _run(
                     name,

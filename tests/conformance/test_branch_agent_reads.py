@@ -15,6 +15,7 @@ from django.test import Client
 
 from sessions.ingest import ingest_path
 from tests.canvases.agent_doubles import FakeAgent
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 _spec = importlib.util.spec_from_file_location(
@@ -41,9 +42,9 @@ def test_after_branch_and_resume_the_agent_injects_the_branch(fixtures_root: Pat
     page = BeautifulSoup(answer.content, "html.parser")
     text = (folder / "mmds" / branch).read_text("utf-8")
     # the resume preview memviz already has, for the branch: exactly what the agent will inject
-    assert page.select_one("pre.resume-block").get_text() == reference.block(branch, text)
-    form = page.select_one("form.resume-form")
-    assert client.post(form["action"], {}).status_code == 302
+    assert one(page, "pre.resume-block").get_text() == reference.block(branch, text)
+    form = one(page, "form.resume-form")
+    assert client.post(attr(form, "action"), {}).status_code == 302
 
     # §5 / §4.8.7: the next session manager reads state.json once: defaults merged with the file
     defaults = {"activeMmdFile": None, "activeMmdId": None, "mmdCounter": 0}

@@ -16,6 +16,7 @@ from django.test import Client
 from canvases import services
 from canvases.models import Canvas
 from sessions.ingest import ingest_path
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 _spec = importlib.util.spec_from_file_location("reference", Path(__file__).with_name("reference.py"))
@@ -43,7 +44,7 @@ def test_preview_page_is_the_reference_block_for_every_fixture_canvas(all_fixtur
         assert data["block"] == expected, canvas.filename
         assert data["block_chars"] == len(expected)
         page = BeautifulSoup(client.get(url).content, "html.parser")
-        assert page.select_one("pre.resume-block").get_text() == expected
+        assert one(page, "pre.resume-block").get_text() == expected
         no_goal = page.select_one(".no-goal")
         assert (no_goal is not None) == (reference.goal(text) is None), canvas.filename
 
@@ -57,9 +58,9 @@ def test_write_agent_readable_metadata_in_one_click(all_fixtures: Path) -> None:
     client = Client()
     client.force_login(User.objects.create_user("eve", password="pw"))
     page = BeautifulSoup(client.get(f"/a/coder/c/{canvas.filename}/preview/").content, "html.parser")
-    form = page.select_one(".no-goal form")
-    assert form.select_one("input[name=op]")["value"] == "agent_meta"
-    response = client.post(form["action"], {"op": "agent_meta", "base": canvas.content_hash})
+    form = one(page, ".no-goal form")
+    assert one(form, "input[name=op]")["value"] == "agent_meta"
+    response = client.post(attr(form, "action"), {"op": "agent_meta", "base": canvas.content_hash})
     assert response.status_code == 302
     after = path.read_text("utf-8")
     assert reference.strict_line_one(after)
@@ -104,7 +105,7 @@ def test_lint_warns_about_an_empty_shell_and_an_unread_goal(tmp_path: Path) -> N
     messages = " ".join(w["message"] for w in data["agent_warnings"])
     assert "deletes this canvas when it switches task" in messages and "no task goal" in messages
     page = BeautifulSoup(Client().get("/a/shell/c/001-tiny.mmd/lint/").content, "html.parser")
-    assert "deletes this canvas" in page.select_one(".agent-warnings").get_text()
+    assert "deletes this canvas" in one(page, ".agent-warnings").get_text()
     # any edit through memviz gives it the line that keeps it
     canvas = Canvas.objects.get(filename="001-tiny.mmd")
     services.canvas_apply_edit(

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid import agent_view, edits, parse
-from canvases.mermaid.human_text import human_text
+from canvases.mermaid.human_text import Context, human_text
 from canvases.mermaid.samples import sample_canvas
 from canvases.mermaid.tokens import token_count
 from sessions.memory.state_edit import create_minimal_state
@@ -393,7 +393,7 @@ def test_human_text_is_idempotent_on_what_it_wrote():
         if case.field == "taskGoal":  # JSON carries quotes and entities as they are
             assert human_text(written.replace(WJ, ""), "meta") == written
             continue
-        context = "edge_label" if case.field == "edge_label" else "label"
+        context: Context = "edge_label" if case.field == "edge_label" else "label"
         assert human_text(human_text_display(written), context) == written, (case.op, written)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -25,7 +26,7 @@ def node(node_id: str, title: str, status: str, minutes: float | None) -> str:
     return f'    {node_id}["{label}"]'
 
 
-def canvas(goal: str, lines: list[str], edges: list[tuple[str, str]] = ()) -> str:  # type: ignore[assignment]
+def canvas(goal: str, lines: list[str], edges: Sequence[tuple[str, str]] = ()) -> str:
     meta = json.dumps({"taskGoal": goal, "progress": "50"}, ensure_ascii=False)[1:-1]
     body = ["%%{ " + meta + " }%%", "flowchart TD", *lines]
     body += [f"    {a} --> {b}" for a, b in edges]

@@ -8,6 +8,7 @@ the replay must reconstruct from node Timestamps and row times.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from canvases.models import Revision
 from sessions.ingest import ingest_path
@@ -15,7 +16,8 @@ from tests.debug.memory_factory import at, canvas, node, stamp, write_agent
 
 SESSION = "5e1f0000-aaaa-4bbb-8ccc-000000000001"
 FILE = "001-build-cache.mmd"
-ROWS = [
+# The session's rows, as write_agent takes them (minutes: when, on the fixture's timeline).
+ROWS: list[dict[str, Any]] = [
     {"minutes": 0, "tool": "read: Makefile", "node": "001-N2"},
     {"minutes": 10, "tool": "exec: make -n", "node": "001-N2"},
     {"minutes": 20, "tool": "edit: cache.py", "node": "001-N3"},

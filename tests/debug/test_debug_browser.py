@@ -14,12 +14,13 @@ from bs4 import BeautifulSoup
 from tests.conftest import ARTIFACTS
 from tests.debug import diagnosis_fixture as dfx
 from tests.debug import replay_fixture as rfx
+from tests.pages import attr, one
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) -> None:
     dfx.build(tmp_path / "root")
     page.goto(f"{live_server.url}/a/troubled/s/{dfx.BAD}/diagnostics/")
     assert page.locator("li#loop").get_attribute("data-count") == "1"
@@ -63,7 +64,7 @@ def test_diagnostics_ledger_and_session_list(live_server, page, tmp_path: Path) 
     assert page.errors == []
 
 
-def test_report_export_embeds_the_rendered_svg(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_report_export_embeds_the_rendered_svg(live_server, page, tmp_path: Path) -> None:
     rfx.build(tmp_path / "root")
     page.goto(f"{live_server.url}/a/watched/s/{rfx.SESSION}/replay/")
     page.wait_for_function("() => document.body.dataset.replayReady === '1'", timeout=20000)
@@ -74,13 +75,13 @@ def test_report_export_embeds_the_rendered_svg(live_server, page, tmp_path: Path
     html = BeautifulSoup(
         markdown.markdown(text, extensions=["tables", "fenced_code"]), "html.parser"
     )
-    image = html.select_one("img[src^='data:image/svg+xml;base64,']")
-    svg = base64.b64decode(image["src"].split(",", 1)[1]).decode("utf-8")
+    image = one(html, "img[src^='data:image/svg+xml;base64,']")
+    svg = base64.b64decode(attr(image, "src").split(",", 1)[1]).decode("utf-8")
     assert svg.startswith("<svg") and "001-N4" in svg and "document" in svg
     assert html.select_one("code.language-mermaid") is not None
 
 
-def test_compare_and_chinese_ui(live_server, chromium_launch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_compare_and_chinese_ui(live_server, chromium_launch, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     rfx.build(tmp_path / "root")

@@ -37,7 +37,7 @@ def test_debug_pages_write_nothing(fixtures_root: Path, tmp_path: Path) -> None:
     before = {**_snapshot(fixtures_root), **_snapshot(tmp_path / "gen")}
     writes: list[str] = []
 
-    def guard(execute, sql, params, many, context):  # type: ignore[no-untyped-def]
+    def guard(execute, sql, params, many, context):
         if WRITE_SQL.match(sql):
             writes.append(sql[:120])
         return execute(sql, params, many, context)

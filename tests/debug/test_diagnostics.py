@@ -11,6 +11,7 @@ from django.test import Client
 
 from sessions.diagnostics import KINDS
 from tests.debug import diagnosis_fixture as fx
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 
@@ -80,10 +81,13 @@ def test_agent_rollup_sums_sessions_and_badges_show_on_shared_pages(root: Path) 
     # badge swapped out of band into its session's slot).
     agent_page = BeautifulSoup(Client().get("/a/troubled/").content, "html.parser")
     (loader,) = agent_page.select("[hx-get$='/badges/'][hx-trigger='load']")
-    badges = BeautifulSoup(Client().get(loader["hx-get"]).content, "html.parser")
+    badges = BeautifulSoup(Client().get(attr(loader, "hx-get")).content, "html.parser")
     for slot in badges.select("[hx-swap-oob]"):
         assert agent_page.select(f"#{slot['id']}")  # lands in a slot of the page
-    bad_slot = agent_page.find("a", string=fx.BAD).find_parent("td").select_one("span[id]")
+    bad_link = agent_page.find("a", string=fx.BAD)
+    bad_row = bad_link.find_parent("td") if bad_link is not None else None
+    assert bad_row is not None, f"no cell links to {fx.BAD}"
+    bad_slot = one(bad_row, "span[id]")
     (bad,) = badges.select(f"#{bad_slot['id']}")
     assert bad.select(".diag-badges .badge[data-diagnosis='loop']")
     canvas = BeautifulSoup(Client().get("/a/troubled/c/001-fix-tests.mmd/").content, "html.parser")

@@ -19,6 +19,7 @@ from sessions.models import IngestJob
 from tests.conftest import REPO
 from tests.debug import diagnosis_fixture as dfx
 from tests.debug import replay_fixture as rfx
+from tests.pages import one
 
 # translations do not depend on the database: run once (SQLite), not again on PostgreSQL
 pytestmark = pytest.mark.any_backend
@@ -44,7 +45,7 @@ def po_entries(path: Path) -> dict[str, tuple[str, bool]]:
 
 def test_every_marked_string_has_a_chinese_translation(
     tmp_path: Path, settings, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Re-extract the msgids from the code as it is now; list those without a translation.
 
     The extraction runs on a copy of the code: run in the repository, makemessages finds its
@@ -82,7 +83,7 @@ def english_ui_strings() -> set[str]:
 def english_leaks(content: bytes, english: set[str]) -> list[str]:
     """The English UI strings a zh-hans page shows (data from the memory folder left out)."""
     page = BeautifulSoup(content, "html.parser")
-    assert page.html["lang"] == "zh-hans"
+    assert one(page, "html")["lang"] == "zh-hans"
     # Data from the memory folder (ids, titles, summaries, session keys) and the engine's own
     # findings (parse problems, what the agent will read), which stay English as in the JSON twin.
     data = (
@@ -102,7 +103,7 @@ def english_leaks(content: bytes, english: set[str]) -> list[str]:
         v
         for el in page.select("[title], [placeholder], [aria-label]")
         for k in ("title", "placeholder", "aria-label")
-        if (v := el.get(k))
+        if isinstance(v := el.get(k), str) and v
     )
     text = re.sub(r"\b[A-Za-z]+ 键", "", f"{visible} {attrs}")  # key names: the keyboard's labels
     return sorted(s for s in english if re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text))
@@ -198,9 +199,9 @@ def test_zh_hans_main_pages_show_no_untranslated_english(fixtures_root: Path) ->
 @pytest.mark.django_db
 def test_language_switch_and_english_default(tmp_path: Path) -> None:
     client = Client()
-    assert BeautifulSoup(client.get("/sessions/").content, "html.parser").html["lang"] == "en"
+    assert one(BeautifulSoup(client.get("/sessions/").content, "html.parser"), "html")["lang"] == "en"
     response = client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/sessions/"})
     assert response.status_code == 302 and response["Location"] == "/sessions/"
     page = BeautifulSoup(client.get("/sessions/").content, "html.parser")
-    assert page.html["lang"] == "zh-hans"
-    assert page.select_one("h1").get_text() == "会话"
+    assert one(page, "html")["lang"] == "zh-hans"
+    assert one(page, "h1").get_text() == "会话"

@@ -15,7 +15,7 @@ os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 FILE = "002-migrate-orders-api.mmd"
 
 
-def test_canvas_scripts_speak_the_page_language(  # type: ignore[no-untyped-def]
+def test_canvas_scripts_speak_the_page_language(
     live_server, page, fixtures_root: Path, django_user_model
 ) -> None:
     ingest_path(fixtures_root / "fixture-a-upstream")
@@ -46,4 +46,4 @@ def test_canvas_scripts_speak_the_page_language(  # type: ignore[no-untyped-def]
         "() => document.querySelector('#diagram .hit-count').textContent === '第 1 个，共 5 个'"
     )
     page.screenshot(path=str(ARTIFACTS / "canvas-zh-hans.png"), full_page=True)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []

@@ -16,6 +16,7 @@ from sessions.ingest import ingest_path
 from sessions.memory.state_edit import resume_block
 from sessions.models import Row
 from tests.debug import diagnosis_fixture as dfx
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 SESSION = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"
@@ -38,7 +39,10 @@ def test_session_ledger_counts_each_layer_exactly(upstream: Path) -> None:
         "exact": True,
         "chars": sum(len(r.summary) for r in rows),
     }
-    refs = [(upstream / r.result_ref).read_text("utf-8") for r in rows]
+    refs = []
+    for r in rows:
+        assert r.result_ref is not None, r.line_no  # every row of this session has its refs file
+        refs.append((upstream / r.result_ref).read_text("utf-8"))
     assert layers["refs"]["tokens"] == sum(count_tokens(t) for t in refs)
     used = Canvas.objects.filter(
         filename__in=["001-fix-login-timeout.mmd", "002-migrate-orders-api.mmd"]
@@ -71,7 +75,7 @@ def test_a_big_layer_is_sampled_and_says_so(
     exact = sum(count_tokens(r.summary) for r in Row.objects.all())
     assert abs(summaries["tokens"] - exact) / exact < 0.35  # estimated from the sample's ratio
     page = BeautifulSoup(Client().get("/a/main/ledger/").content, "html.parser")
-    assert "rest estimated" in page.select_one("tr[data-layer='summaries']").get_text()
+    assert "rest estimated" in one(page, "tr[data-layer='summaries']").get_text()
 
 
 def test_report_renders_cleanly_with_python_markdown(tmp_path: Path) -> None:
@@ -89,9 +93,9 @@ def test_report_renders_cleanly_with_python_markdown(tmp_path: Path) -> None:
         "Diagnostics",
         "Token ledger",
     ]
-    assert page.select_one("h1").get_text().startswith("Run report: session")
-    assert page.select_one("code.language-mermaid").get_text().startswith("flowchart TD")
-    assert "%%{" in page.select_one("code.language-text").get_text()  # the source as on disk
+    assert one(page, "h1").get_text().startswith("Run report: session")
+    assert one(page, "code.language-mermaid").get_text().startswith("flowchart TD")
+    assert "%%{" in one(page, "code.language-text").get_text()  # the source as on disk
     timeline, diagnostics, ledger = page.select("table")
     assert len(timeline.select("tbody tr")) == 10
     found = {

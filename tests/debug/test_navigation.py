@@ -11,6 +11,7 @@ from django.test import Client
 
 from sessions.ingest import ingest_path
 from tests.debug import replay_fixture as rfx
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 
@@ -20,9 +21,9 @@ def test_timeline_node_id_links_to_the_node_on_its_canvas(fixtures_root: Path) -
     page = BeautifulSoup(
         Client().get("/a/main/s/3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90/").content, "html.parser"
     )
-    link = page.select_one(".node-ref a")
+    link = one(page, ".node-ref a")
     assert link.get_text() == "001-N2" and link["href"] == "/a/main/node/?id=001-N2"
-    response = Client().get(link["href"])
+    response = Client().get(attr(link, "href"))
     assert response.status_code == 302
     assert response["Location"] == "/a/main/c/001-fix-login-timeout.mmd/#node=001-N2"
     assert Client().get("/a/main/node/009-N9").status_code == 404
@@ -46,7 +47,7 @@ def test_a_pruned_nodes_link_names_the_change_that_removed_it(fixtures_root: Pat
     response = Client().get("/a/main/node/002-N4")
     assert response.status_code == 404
     page = BeautifulSoup(response.content, "html.parser")
-    text = page.select_one(".not-found").get_text(" ", strip=True)
+    text = one(page, ".not-found").get_text(" ", strip=True)
     assert "002-N4" in text and "prune" in text and "alice" in text and "reclaimer" not in text
     links = [a["href"] for a in page.select(".not-found a")]
     pruned = canvas.revisions.get(op="prune").number
@@ -54,7 +55,7 @@ def test_a_pruned_nodes_link_names_the_change_that_removed_it(fixtures_root: Pat
     assert Client().get(links[0]).status_code == 200
     # An id no canvas ever drew says so, without blaming anyone.
     never = BeautifulSoup(Client().get("/a/main/node/002-N99").content, "html.parser")
-    assert "never drew" in never.select_one(".not-found").get_text(" ", strip=True)
+    assert "never drew" in one(never, ".not-found").get_text(" ", strip=True)
 
 
 def test_odd_node_ids_still_render_and_link(tmp_path: Path) -> None:
@@ -67,19 +68,19 @@ def test_odd_node_ids_still_render_and_link(tmp_path: Path) -> None:
     )
     ingest_path(tmp_path)
     page = BeautifulSoup(Client().get("/a/odd/s/s1/").content, "html.parser")
-    links = [a["href"] for a in page.select(".node-ref a")]
+    links = [attr(a, "href") for a in page.select(".node-ref a")]
     assert links == ["/a/odd/node/?id=a%2Fb%20N%3F1", "/a/odd/node/?id=001-N1%23x"]  # not "wait"
     assert all(Client().get(url).status_code == 404 for url in links)
     for url in ("/a/odd/s/s1/replay/", "/a/odd/s/s1/diagnostics/", "/a/odd/s/s1/report.md"):
         assert Client().get(url).status_code == 200
 
 
-def test_not_found_page_has_navigation(settings) -> None:  # type: ignore[no-untyped-def]
+def test_not_found_page_has_navigation(settings) -> None:
     settings.DEBUG = False
     response = Client().get("/a/nobody/s/nothing/replay/")
     assert response.status_code == 404
     page = BeautifulSoup(response.content, "html.parser")
-    assert page.select_one("h1").get_text() == "Not found"
+    assert one(page, "h1").get_text() == "Not found"
     hrefs = {a["href"] for a in page.select(".not-found a")}
     assert {"/", "/sessions/"} <= hrefs
     assert page.select_one(".not-found form[role=search]") is not None
@@ -99,5 +100,5 @@ def test_compare_any_two_revisions(tmp_path: Path) -> None:
     assert same["changes"] == {"added": [], "removed": [], "changed": []} and same["diff"] == ""
     assert Client().get(url, {"a": "9"}).status_code == 404
     page = BeautifulSoup(Client().get(url, {"a": "1", "b": "2"}).content, "html.parser")
-    assert page.select_one("span[data-changes='added']").get_text() == "001-N3"
+    assert one(page, "span[data-changes='added']").get_text() == "001-N3"
     assert len(page.select(".static-diagram")) == 2

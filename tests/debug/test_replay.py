@@ -21,7 +21,7 @@ def replay_root(tmp_path: Path) -> Path:
 
 def frame_at(agent: str, minutes: float) -> dict:
     url = f"/a/{agent}/s/{fx.SESSION}/replay/"
-    response = Client().get(url, {"at": fx.iso_at(minutes), "format": "json", "limit": 1})
+    response = Client().get(url, {"at": fx.iso_at(minutes), "format": "json", "limit": "1"})
     assert response.status_code == 200
     return json.loads(response.content)
 
@@ -55,7 +55,7 @@ def test_before_memviz_saw_the_canvas_the_replay_reconstructs_and_says_so(
 
 def test_json_twin_has_one_frame_per_row_paged(replay_root: Path) -> None:
     url = f"/a/watched/s/{fx.SESSION}/replay/"
-    first = json.loads(Client().get(url, {"format": "json", "limit": 4}).content)
+    first = json.loads(Client().get(url, {"format": "json", "limit": "4"}).content)
     assert first["frames_total"] == len(fx.ROWS)
     assert [f["row"]["line_no"] for f in first["frames"]] == [1, 2, 3, 4]
     rest = json.loads(Client().get(url, {"format": "json", "offset": first["next_offset"]}).content)

@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def drawn_nodes(page) -> set[str]:  # type: ignore[no-untyped-def]
+def drawn_nodes(page) -> set[str]:
     """Node ids drawn in the SVG and not faded."""
     return set(
         page.eval_on_selector_all(
@@ -24,7 +24,7 @@ def drawn_nodes(page) -> set[str]:  # type: ignore[no-untyped-def]
     )
 
 
-def wait_frame(page, index: int) -> None:  # type: ignore[no-untyped-def]
+def wait_frame(page, index: int) -> None:
     page.wait_for_function(
         f"() => document.body.dataset.replayReady === '1' && document.body.dataset.frame === '{index}'",
         timeout=20000,
@@ -35,7 +35,7 @@ def wait_frame(page, index: int) -> None:  # type: ignore[no-untyped-def]
     ("agent", "cases", "source"),
     [("watched", fx.FROM_REVISIONS, "revision"), ("after", fx.FROM_TIMESTAMPS, "reconstructed")],
 )
-def test_slider_at_three_instants(live_server, page, tmp_path: Path, agent, cases, source) -> None:  # type: ignore[no-untyped-def]
+def test_slider_at_three_instants(live_server, page, tmp_path: Path, agent, cases, source) -> None:
     fx.build(tmp_path / "root")
     base = f"{live_server.url}/a/{agent}/s/{fx.SESSION}/replay/"
     for number, (minutes, expected) in enumerate(cases):
@@ -52,7 +52,7 @@ def test_slider_at_three_instants(live_server, page, tmp_path: Path, agent, case
     assert page.errors == []
 
 
-def test_keys_step_one_row_and_nodes_are_clickable(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_keys_step_one_row_and_nodes_are_clickable(live_server, page, tmp_path: Path) -> None:
     fx.build(tmp_path / "root")
     page.goto(
         f"{live_server.url}/a/after/s/{fx.SESSION}/replay/?at={fx.iso_at(12).replace('+', '%2B')}"

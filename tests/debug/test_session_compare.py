@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import random
+from typing import Any
 
 from sessions.call_align import align
 from sessions.session_compare import (
@@ -23,7 +24,7 @@ def run(calls: list[str], node: str = "001-N1", **changes: dict[int, object]) ->
     """Rows of one run; ``changes``: field → {row index: value} overrides."""
     out = []
     for k, text in enumerate(calls):
-        fields = {"summary": f"did {text}", "score": 5.0, "node_id": node, "result_size": 100}
+        fields: dict[str, Any] = {"summary": f"did {text}", "score": 5.0, "node_id": node, "result_size": 100}
         fields.update({f: v[k] for f, v in changes.items() if k in v})
         out.append(
             Call(
@@ -36,7 +37,7 @@ def run(calls: list[str], node: str = "001-N1", **changes: dict[int, object]) ->
                 f"refs/{k}.md",
                 fields["result_size"],
             )
-        )  # type: ignore[arg-type]
+        )
     return out
 
 

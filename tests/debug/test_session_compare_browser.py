@@ -14,7 +14,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def test_pick_two_runs_and_compare_them(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_pick_two_runs_and_compare_them(live_server, page, tmp_path: Path) -> None:
     cfx.build(tmp_path / "root")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page.goto(f"{live_server.url}/a/{cfx.AGENT}/")

@@ -10,6 +10,7 @@ from django.test import Client
 
 from sessions import compare_selectors
 from tests.debug import compare_fixture as cfx
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 URL = f"/a/{cfx.AGENT}/compare/"
@@ -51,7 +52,7 @@ def test_json_twin_aligns_rows_and_names_what_differs(tmp_path: Path) -> None:
     assert data["before"] is None and data["after"] is None and data["count"] == 7
 
 
-def test_pages_follow_their_cursors_and_the_differences_view(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_pages_follow_their_cursors_and_the_differences_view(tmp_path: Path, monkeypatch) -> None:
     cfx.build(tmp_path / "root")
     monkeypatch.setattr(compare_selectors, "PAGE", 2)
     query = {"a": cfx.A, "b": cfx.B, "format": "json", "show": "diff"}
@@ -81,7 +82,7 @@ def test_picker_lists_the_agents_sessions_and_unknown_ones_are_404(tmp_path: Pat
     cfx.build(tmp_path / "root")
     page = BeautifulSoup(Client().get(URL, {"a": cfx.A}).content, "html.parser")
     assert [o["value"] for o in page.select("select[name=b] option")] == ["", cfx.A, cfx.B]
-    assert page.select_one("select[name=a] option[selected]")["value"] == cfx.A
+    assert one(page, "select[name=a] option[selected]")["value"] == cfx.A
     assert Client().get(URL, {"a": cfx.A, "b": "nope"}).status_code == 404
     session = BeautifulSoup(Client().get(f"/a/{cfx.AGENT}/s/{cfx.A}/").content, "html.parser")
     assert session.select_one(f"a[href='{URL}?a={cfx.A}']") is not None
@@ -110,10 +111,10 @@ def test_token_totals_come_from_each_sessions_ledger(tmp_path: Path) -> None:
     assert data["b"]["refs"] == ledger["layers"]["refs"]["tokens"] > 0
     assert data["a"]["summaries"] > 0 and set(data) == {"a", "b"}
     page = BeautifulSoup(Client().get(URL, query).content, "html.parser")
-    assert page.select_one("[data-side=B]").get_text().startswith("B: refs ")
+    assert one(page, "[data-side=B]").get_text().startswith("B: refs ")
     # the page asks for them once it is shown, and the pager swaps only the list
     full = BeautifulSoup(Client().get(URL, {"a": cfx.A, "b": cfx.B}).content, "html.parser")
-    assert "part=tokens" in full.select_one("#compare-tokens")["hx-get"]
+    assert "part=tokens" in attr(one(full, "#compare-tokens"), "hx-get")
     partial = Client().get(URL, {"a": cfx.A, "b": cfx.B}, HTTP_HX_REQUEST="true")
     assert partial.content.decode().lstrip().startswith('<div id="pairs">')
 
@@ -146,5 +147,5 @@ def test_a_moved_call_links_to_its_other_place(tmp_path: Path) -> None:
     assert all(not b["result_ref"].startswith("refs/") and b["result_size"] for b in bare)
     assert all(Client().get(b["ref_url"]).status_code == 200 for b in bare)
     page = BeautifulSoup(Client().get("/a/mover/compare/", query).content, "html.parser")
-    link = page.select_one("#pair-0 a.partner")["href"]
+    link = attr(one(page, "#pair-0 a.partner"), "href")
     assert link.endswith("&at=3#pair-3") and page.select_one("#pair-3") is not None

@@ -17,7 +17,7 @@ TIMES = "els => els.map(e => [e.dateTime, e.textContent.trim(), e.title])"
 
 def test_times_read_as_the_agent_wrote_them_with_the_viewers_zone_on_hover(
     live_server, chromium_launch, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     from playwright.sync_api import sync_playwright
 
     fx.build(tmp_path / "root")

@@ -20,7 +20,7 @@ NODE_PAGE = "/a/troubled/c/001-fix-tests.mmd/n/001-N2/"
 TODO = "#review-queue > ol.queue > li.queue-item"  # the open items (decided ones are listed apart)
 
 
-def test_note_reply_reviewed_queue_done_promote(live_server, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_note_reply_reviewed_queue_done_promote(live_server, page, tmp_path: Path) -> None:
     dfx.build(tmp_path / "root")
     mmd = tmp_path / "root" / "troubled" / "mmds" / "001-fix-tests.mmd"
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)

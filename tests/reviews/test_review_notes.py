@@ -120,7 +120,7 @@ def test_done_and_skip_are_kept_until_the_diagnosis_changes(troubled: Agent) -> 
     # the agent runs the same call again: the loop has one more repeat, a changed diagnosis,
     # and comes back; the skipped missing ref, unchanged, does not
     offload = Path(troubled.path) / f"offload-{dfx.BAD}.jsonl"
-    again = {"tool_call_id": "call_again", "tool_call": "exec: npm test", "summary": "again"}
+    again: dict[str, object] = {"tool_call_id": "call_again", "tool_call": "exec: npm test", "summary": "again"}
     again |= {"timestamp": stamp(at(95)), "score": 5, "node_id": "001-N2"}
     with offload.open("a", encoding="utf-8") as out:
         out.write(json.dumps(again) + "\n")
