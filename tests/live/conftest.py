@@ -38,7 +38,7 @@ def wait_port(port: int, timeout: float = 30.0, proc: subprocess.Popen | None = 
             time.sleep(0.1)
     else:
         raise TimeoutError(f"nothing listens on {port}")
-    if proc is not None and "run" in list(proc.args)[2:3]:
+    if proc is not None and isinstance(proc.args, (list, tuple)) and "run" in proc.args[2:3]:
         wait_first_ingest(port, deadline)
 
 
@@ -83,7 +83,7 @@ def server_env(var_dir: Path, data_root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_manage(env: dict[str, str], *args: str, **kwargs) -> subprocess.CompletedProcess:  # type: ignore[no-untyped-def]
+def run_manage(env: dict[str, str], *args: str, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=REPO,
@@ -132,7 +132,7 @@ def live_root(tmp_path: Path, fixtures_root: Path) -> Path:
 
 
 @pytest.fixture
-def run_server(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
+def run_server(tmp_path: Path) -> Iterator:
     """Start ``manage.py run`` (migrate, ingest, in-process watcher, daphne) on a free port."""
     servers: list[Server] = []
 
@@ -194,6 +194,6 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def manage():  # type: ignore[no-untyped-def]
+def manage():
     """``manage(env, *args)``: run a management command in a subprocess with that environment."""
     return run_manage

@@ -24,7 +24,7 @@ def _append_rows(path: Path, rows: list[dict]) -> None:
             )
 
 
-def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, page) -> None:  # type: ignore[no-untyped-def]
+def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, page) -> None:
     server = run_server(live_root)
     agent_dir = live_root / "main"
     page.goto(f"{server.url}/a/main/c/{CANVAS}/")
@@ -74,7 +74,7 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
             timeout=10000
         )
     except Exception:
-        print(page.evaluate("JSON.stringify(document.body.dataset)"), page.errors)  # type: ignore[attr-defined]
+        print(page.evaluate("JSON.stringify(document.body.dataset)"), page.errors)
         print(server.log.read_text()[-3000:])
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "live-canvas-failed.png"), full_page=True)
@@ -137,4 +137,4 @@ def test_canvas_follows_the_agent_without_reload(run_server, live_root: Path, pa
         "() => document.querySelector('main').innerText.includes('live row D')", timeout=10000
     )
     assert int(rows_figure.inner_text()) == before + 1
-    assert not page.errors, page.errors  # type: ignore[attr-defined]
+    assert not page.errors, page.errors

@@ -28,7 +28,7 @@ N_ROWS = 12
 ORIGIN = [(b"host", b"127.0.0.1:8000"), (b"origin", b"http://127.0.0.1:8000")]
 
 
-async def _collect(communicator: WebsocketCommunicator, until, timeout: float) -> list[dict]:  # type: ignore[no-untyped-def]
+async def _collect(communicator: WebsocketCommunicator, until, timeout: float) -> list[dict]:
     messages: list[dict] = []
     deadline = time.monotonic() + timeout
     # A timed-out receive cancels the application, so poll with receive_nothing instead.
@@ -121,7 +121,7 @@ def test_second_process_rows_and_canvas_seen_exactly_once(fixtures_root: Path) -
     assert "002-N9" in set(canvas.nodes.values_list("node_id", flat=True))
 
 
-def test_live_socket_refuses_unknown_agent_and_foreign_origin(db) -> None:  # type: ignore[no-untyped-def]
+def test_live_socket_refuses_unknown_agent_and_foreign_origin(db) -> None:
     from memviz.asgi import application
 
     async def scenario() -> tuple[bool, bool]:
@@ -136,7 +136,7 @@ def test_live_socket_refuses_unknown_agent_and_foreign_origin(db) -> None:  # ty
     assert async_to_sync(scenario)() == (False, False)
 
 
-def test_live_socket_requires_login_when_not_anonymous(fixtures_root: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_live_socket_requires_login_when_not_anonymous(fixtures_root: Path, settings) -> None:
     from memviz.asgi import application
 
     ingest_path(fixtures_root / "fixture-c-enhanced")

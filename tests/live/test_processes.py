@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import websockets
+from websockets.typing import Origin
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -27,10 +28,10 @@ def _row(tcid: str, node: str | None = None) -> bytes:
 
 async def _listen(
     url: str, origin: str, expected: set[str], act, timeout: float = 20
-) -> list[dict]:  # type: ignore[no-untyped-def]
+) -> list[dict]:
     """Connect, wait for live.ready, run ``act()``, collect messages until every id was seen."""
     messages: list[dict] = []
-    async with websockets.connect(url, origin=origin) as ws:
+    async with websockets.connect(url, origin=Origin(origin)) as ws:
         hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
         assert hello["type"] == "live.ready"
         await asyncio.get_running_loop().run_in_executor(None, act)
@@ -54,7 +55,7 @@ def _ids(messages: list[dict]) -> list[str]:
 @pytest.mark.redis
 def test_watcher_process_reaches_web_process_through_redis(
     run_server, live_root: Path, redis_url: str, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     server = run_server(live_root, extra_env={"REDIS_URL": redis_url}, watch=False)
     watch_log = (tmp_path / "watch.log").open("w")
     watcher = subprocess.Popen(
@@ -89,7 +90,7 @@ def test_watcher_process_reaches_web_process_through_redis(
 
 def test_push_client_mirrors_a_folder_and_pages_go_live(
     run_server, manage, tmp_path: Path, fixtures_root: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     empty_root = tmp_path / "empty"
     empty_root.mkdir()
     server = run_server(empty_root, watch=False)

@@ -24,12 +24,12 @@ STATE = {"activeMmdFile": "001-push.mmd", "activeMmdId": "push", "mmdCounter": 1
 
 
 @pytest.fixture
-def push_root(tmp_path: Path, settings) -> Path:  # type: ignore[no-untyped-def]
+def push_root(tmp_path: Path, settings) -> Path:
     settings.MEMVIZ_PUSH_ROOT = tmp_path / "pushed"
     return settings.MEMVIZ_PUSH_ROOT
 
 
-def row(i: int, **extra) -> dict:  # type: ignore[no-untyped-def]
+def row(i: int, **extra) -> dict:
     return {
         "tool_call_id": f"call_{i}",
         "tool_call": f"exec {i}",
@@ -46,14 +46,14 @@ def ndjson(*events: dict | str) -> bytes:
     ).encode()
 
 
-def post(client: Client, body: bytes, token: str | None, agent: str = "remote"):  # type: ignore[no-untyped-def]
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {token}"} if token else {}
+def post(client: Client, body: bytes, token: str | None, agent: str = "remote"):
+    headers = {"Authorization": f"Bearer {token}"} if token else None
     return client.post(
-        f"/api/stream/{agent}/", body, content_type="application/x-ndjson", **headers
+        f"/api/stream/{agent}/", body, content_type="application/x-ndjson", headers=headers
     )
 
 
-def test_token_command_prints_once_and_stores_only_a_hash(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_token_command_prints_once_and_stores_only_a_hash(capsys) -> None:
     call_command("stream_token", "remote")
     token = capsys.readouterr().out.strip()
     stored = StreamToken.objects.get(agent_name="remote")
@@ -154,7 +154,7 @@ def test_all_events_invalid_is_400(push_root: Path) -> None:
     assert response.status_code == 400 and len(response.json()["errors"]) == 2
 
 
-def test_oversized_body_and_event_are_413(push_root: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_oversized_body_and_event_are_413(push_root: Path, settings) -> None:
     token = token_create("remote")
     settings.MEMVIZ_STREAM_MAX_EVENT_BYTES = 1000
     settings.MEMVIZ_STREAM_MAX_BODY_BYTES = 5000
@@ -206,7 +206,7 @@ def test_idempotent_out_of_order_and_updates(push_root: Path) -> None:
     ) == [("call_3", None), ("call_1", "001-N2"), ("call_2", None)]
 
 
-def test_websocket_stream_with_token_in_first_message(push_root: Path, transactional_db) -> None:  # type: ignore[no-untyped-def]
+def test_websocket_stream_with_token_in_first_message(push_root: Path, transactional_db) -> None:
     from memviz.asgi import application
 
     token = token_create("remote")

@@ -264,5 +264,9 @@ def test_two_runs_started_together_on_an_empty_database_both_serve(
     ]
     logs = [r.log for r in runs]  # type: ignore[attr-defined]
     for port in ports:
-        until(f"run on {port} serving the agent", lambda p=port: rows_of(p, "small") == 5, 90, *logs)
+
+        def serving(p: int = port) -> bool:
+            return rows_of(p, "small") == 5
+
+        until(f"run on {port} serving the agent", serving, 90, *logs)
     assert all(r.poll() is None for r in runs), [log.read_text() for log in logs]

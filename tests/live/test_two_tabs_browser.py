@@ -14,7 +14,7 @@ ARTIFACTS = REPO / "artifacts"
 CANVAS = "002-etl-chunked-rewrite.mmd"
 
 
-def test_an_edit_in_one_tab_appears_in_the_other(run_server, live_root: Path, page, manage) -> None:  # type: ignore[no-untyped-def]
+def test_an_edit_in_one_tab_appears_in_the_other(run_server, live_root: Path, page, manage) -> None:
     server = run_server(live_root)
     manage(
         server.env,

@@ -48,7 +48,7 @@ def test_zero_steps_changes_nothing() -> None:
     assert seen == {"returned": None, "delta": 0}
 
 
-def test_the_watcher_thread_of_run_is_lowered(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_watcher_thread_of_run_is_lowered(settings, tmp_path) -> None:
     from sessions.watch import start_watch_thread
 
     settings.MEMVIZ_WATCH_NICE = 7
@@ -56,6 +56,7 @@ def test_the_watcher_thread_of_run_is_lowered(settings, tmp_path) -> None:  # ty
     watcher, thread, stop = start_watch_thread(tmp_path)
     try:
         assert watcher.ready.wait(20), "the watcher never became ready"
+        assert thread.native_id is not None  # started: it has one
         assert _nice_of(thread.native_id) == min(19, base + 7)
         assert _nice_of(threading.get_native_id()) == base
     finally:

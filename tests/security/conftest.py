@@ -21,7 +21,7 @@ run_server = live.run_server
 manage = live.manage
 
 
-def _wait_for(predicate, timeout: float = 60.0, what: str = "condition"):  # type: ignore[no-untyped-def]
+def _wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
     """Poll ``predicate`` until it returns something true (returned), or fail after ``timeout``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -33,12 +33,12 @@ def _wait_for(predicate, timeout: float = 60.0, what: str = "condition"):  # typ
 
 
 @pytest.fixture
-def wait_for():  # type: ignore[no-untyped-def]
+def wait_for():
     return _wait_for
 
 
 @pytest.fixture
-def live_helpers():  # type: ignore[no-untyped-def]
+def live_helpers():
     """tests/live/conftest.py as a module: free_port, wait_port, server_env, Server, run_manage."""
     return live
 
@@ -159,7 +159,7 @@ class HttpSession:
         self.cookies: dict[str, str] = {}
         self.set_cookie_headers: list[str] = []
 
-    def request(  # type: ignore[no-untyped-def]
+    def request(
         self, method: str, path: str, body: bytes | str | None = None, headers=None, timeout=30
     ):
         import http.client
@@ -185,7 +185,7 @@ class HttpSession:
         """(name, value) of the cookie whose name ends with ``suffix`` (names carry the port)."""
         return next((k, v) for k, v in self.cookies.items() if k.endswith(suffix))
 
-    def post_form(self, path: str, fields: dict[str, str]):  # type: ignore[no-untyped-def]
+    def post_form(self, path: str, fields: dict[str, str]):
         import re
         from urllib.parse import urlencode
 
@@ -208,12 +208,12 @@ class HttpSession:
 
 
 @pytest.fixture
-def served(tmp_path: Path, fixtures_root: Path):  # type: ignore[no-untyped-def]
+def served(tmp_path: Path, fixtures_root: Path):
     """``served(users=[(name, password, staff)], data_root=…, **env)``: `manage.py run` on a free
     port, with those users created first; returns the live Server (``.env``, ``.var``)."""
     servers: list = []
 
-    def start(users=(), data_root: Path | None = None, watch: bool = False, **env: str):  # type: ignore[no-untyped-def]
+    def start(users=(), data_root: Path | None = None, watch: bool = False, **env: str):
         var = tmp_path / f"var-served{len(servers)}"
         if data_root is None:
             data_root = tmp_path / f"root-served{len(servers)}"
@@ -230,7 +230,7 @@ def served(tmp_path: Path, fixtures_root: Path):  # type: ignore[no-untyped-def]
         port = live.free_port()
         args = ["run", "--no-worker", "--port", str(port)] + ([] if watch else ["--no-watch"])
         server = live.Server(full_env, port, tmp_path / f"served{len(servers)}.log", args)
-        server.env, server.var = full_env, var  # type: ignore[attr-defined]
+        server.env, server.var = full_env, var
         servers.append(server)
         try:
             live.wait_port(port, timeout=90, proc=server.proc)
@@ -245,6 +245,6 @@ def served(tmp_path: Path, fixtures_root: Path):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def http_session():  # type: ignore[no-untyped-def]
+def http_session():
     """``http_session(server)``: a cookie-keeping client of that live server."""
     return lambda server: HttpSession(server.url)

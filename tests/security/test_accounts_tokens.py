@@ -4,7 +4,6 @@ session ids, the websocket origin check with its port, and error texts without l
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
 from datetime import timedelta
 from pathlib import Path
@@ -18,25 +17,26 @@ from django.utils import timezone
 from memviz.models import LoginFailure
 from sessions.models import IngestJob, StreamToken
 from sessions.stream import token_create
+from tests.pages import found
 
 pytestmark = pytest.mark.django_db
 PASSWORD = "pw-123456-ok"
 
 
 @pytest.fixture
-def ana(django_user_model, settings):  # type: ignore[no-untyped-def]
+def ana(django_user_model, settings):
     # a fast hasher: these tests check dozens of passwords, not the hasher
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     return django_user_model.objects.create_user("ana", password=PASSWORD)
 
 
-def attempt(client: Client, username: str, password: str, address: str = "10.0.0.1"):  # type: ignore[no-untyped-def]
+def attempt(client: Client, username: str, password: str, address: str = "10.0.0.1"):
     return client.post("/login/", {"username": username, "password": password}, REMOTE_ADDR=address)
 
 
 def test_ten_failures_lock_the_account_at_that_address_even_for_the_right_password(
     ana, settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     client = Client()
     for _ in range(settings.MEMVIZ_LOGIN_MAX_FAILURES):
         assert attempt(client, "ana", "wrong").status_code == 200
@@ -61,14 +61,14 @@ def test_ten_failures_lock_the_account_at_that_address_even_for_the_right_passwo
     assert not LoginFailure.objects.filter(key__endswith="|ana").exists()
 
 
-def test_failures_with_made_up_names_never_lock_a_real_account(ana, settings) -> None:  # type: ignore[no-untyped-def]
+def test_failures_with_made_up_names_never_lock_a_real_account(ana, settings) -> None:
     client = Client()
     for number in range(settings.MEMVIZ_LOGIN_MAX_FAILURES * 2):
         attempt(client, f"guess{number}", "x", address="10.9.9.9")
     assert attempt(client, "ana", PASSWORD, address="10.9.9.9").status_code == 302
 
 
-def test_the_lock_holds_across_server_processes(live_helpers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_lock_holds_across_server_processes(live_helpers, tmp_path: Path) -> None:
     """Two `manage.py run` processes on one database: failures on either count for both."""
     import http.client
 
@@ -89,15 +89,13 @@ def test_the_lock_holds_across_server_processes(live_helpers, tmp_path: Path) ->
             servers.append(live_helpers.Server(env, port, tmp_path / f"{name}.log", args))
             live_helpers.wait_port(port, timeout=60, proc=servers[-1].proc)
 
-        def post(server, password: str) -> int:  # type: ignore[no-untyped-def]
+        def post(server, password: str) -> int:
             connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=20)
             connection.request("GET", "/login/")
             page = connection.getresponse()
             body = page.read().decode()
-            csrf_name, csrf = re.search(
-                r"([\w-]*csrftoken)=([^;]+)", page.getheader("Set-Cookie")
-            ).groups()
-            token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', body).group(1)
+            csrf_name, csrf = found(r"([\w-]*csrftoken)=([^;]+)", page.getheader("Set-Cookie")).groups()
+            token = found(r'name="csrfmiddlewaretoken" value="([^"]+)"', body).group(1)
             form = urllib.parse.urlencode(
                 {"csrfmiddlewaretoken": token, "username": "ana", "password": password}
             )
@@ -126,7 +124,7 @@ def test_the_lock_holds_across_server_processes(live_helpers, tmp_path: Path) ->
 
 def test_only_staff_or_the_creator_rotate_or_revoke_a_token(
     django_user_model, settings, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     settings.MEMVIZ_PUSH_ROOT = tmp_path / "pushed"
     ana = django_user_model.objects.create_user("ana")
     bob = django_user_model.objects.create_user("bob")
@@ -167,7 +165,7 @@ def test_only_staff_or_the_creator_rotate_or_revoke_a_token(
 @pytest.mark.parametrize("session", ["s\x1b[31m", "s\u202ets", "line\nbreak", "s\x7f", "s\u2028"])
 def test_push_refuses_session_ids_with_control_characters(
     session: str, settings, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     settings.MEMVIZ_PUSH_ROOT = tmp_path / "pushed"
     token = token_create("remote")
     event = {"type": "row", "session": session, "row": {"tool_call_id": "c1"}}
@@ -179,7 +177,7 @@ def test_push_refuses_session_ids_with_control_characters(
     assert not list((tmp_path / "pushed").rglob("offload-*"))
 
 
-def test_websocket_origin_must_match_host_and_port(transactional_db) -> None:  # type: ignore[no-untyped-def]
+def test_websocket_origin_must_match_host_and_port(transactional_db) -> None:
     from memviz.asgi import application
     from sessions.models import Agent
 
@@ -204,7 +202,7 @@ def test_websocket_origin_must_match_host_and_port(transactional_db) -> None:  #
     assert async_to_sync(run)() == [True, False, False, False]
 
 
-def test_error_texts_do_not_show_where_the_data_lives(settings, tmp_path: Path, ana) -> None:  # type: ignore[no-untyped-def]
+def test_error_texts_do_not_show_where_the_data_lives(settings, tmp_path: Path, ana) -> None:
     settings.MEMVIZ_DATA_ROOT = tmp_path / "root"
     settings.MEMVIZ_PUSH_ROOT = tmp_path / "pushed"
     client = Client()

@@ -37,7 +37,7 @@ PAGES = [
 
 def test_anonymous_answers_name_no_local_folder(
     served, http_session, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     server = served(users=[("ana", PASSWORD, False), ("boss", PASSWORD, True)])
     root = Path(server.env["MEMVIZ_DATA_ROOT"])
     signed_in = http_session(server)

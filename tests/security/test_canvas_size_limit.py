@@ -17,6 +17,8 @@ from sessions.ingest import ingest_path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))
 from memory_factory import canvas, node, write_agent  # noqa: E402
 
+from tests.pages import streamed
+
 pytestmark = pytest.mark.django_db
 BIG = "001-big.mmd"
 SMALL = "002-small.mmd"
@@ -24,7 +26,7 @@ MARK = "UNIQUE-LABEL-TEXT"
 
 
 @pytest.fixture
-def folder(tmp_path: Path, settings) -> Path:  # type: ignore[no-untyped-def]
+def folder(tmp_path: Path, settings) -> Path:
     settings.MEMVIZ_CANVAS_MAX_BYTES = 20_000
     lines = [node(f"001-N{k}", f"{MARK} step {k}", "done" if k % 2 else "doing", 1) for k in range(300)]
     texts = {BIG: canvas("big", lines), SMALL: canvas("small", [node("002-N1", "one", "todo", 2)])}
@@ -67,7 +69,7 @@ def test_the_raw_download_streams_the_file_and_follows_no_link(folder: Path, tmp
     client = Client()
     raw = client.get(f"/a/main/c/{BIG}/raw/")
     assert raw.status_code == 200 and raw.streaming
-    assert b"".join(raw.streaming_content) == (folder / "mmds" / BIG).read_bytes()
+    assert streamed(raw) == (folder / "mmds" / BIG).read_bytes()
     assert raw["Content-Disposition"].startswith("attachment")
     assert raw["Content-Type"].startswith("text/plain")
 

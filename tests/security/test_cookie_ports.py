@@ -39,7 +39,7 @@ class OtherApp(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def other_app():  # type: ignore[no-untyped-def]
+def other_app():
     server = ThreadingHTTPServer(("127.0.0.1", 0), OtherApp)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -50,7 +50,7 @@ def other_app():  # type: ignore[no-untyped-def]
 
 def test_memviz_and_another_local_app_keep_their_own_cookies(
     served, page, other_app: str, hostile_root: Path, hostile
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     ref = hostile_root / "main" / "refs" / hostile.ref
     links = (
         f"[open the local tool]({other_app}/steal) [v6](http://[::1]:9/x) "

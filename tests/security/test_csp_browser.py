@@ -23,7 +23,7 @@ document.addEventListener("securitypolicyviolation", (e) =>
 class Watch:
     """Everything a page did that it must not: requests off the host, CSP violations, errors."""
 
-    def __init__(self, page, port: int) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, page, port: int) -> None:
         self.page = page
         self.leaks: list[str] = []
         self.console: list[str] = []
@@ -31,7 +31,7 @@ class Watch:
         page.route("**/*", self._route)
         page.on("console", self._console)
 
-    def _route(self, route) -> None:  # type: ignore[no-untyped-def]
+    def _route(self, route) -> None:
         url = route.request.url
         parts = urlsplit(url)
         if parts.scheme in ("data", "blob") or parts.hostname == "127.0.0.1":
@@ -40,7 +40,7 @@ class Watch:
             self.leaks.append(url)
             route.abort()
 
-    def _console(self, message) -> None:  # type: ignore[no-untyped-def]
+    def _console(self, message) -> None:
         if "Content Security Policy" in message.text or message.type == "error":
             self.console.append(message.text)
 
@@ -53,7 +53,7 @@ class Watch:
         assert not errors, f"{where}: page errors: {errors}"
 
 
-def _login(page, base: str) -> None:  # type: ignore[no-untyped-def]
+def _login(page, base: str) -> None:
     page.goto(f"{base}/login/")
     page.fill("input[name=username]", "ana")
     page.fill("input[name=password]", "pw-123456-ok")
@@ -66,7 +66,7 @@ def test_every_page_type_on_a_hostile_root_stays_on_the_host_and_within_the_poli
     manage,
     hostile_root: Path,
     hostile,
-    page,  # type: ignore[no-untyped-def]
+    page,
 ) -> None:
     evil, session, ref = hostile.evil, hostile.session, hostile.ref
     server = run_server(hostile_root)

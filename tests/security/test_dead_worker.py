@@ -45,7 +45,7 @@ def job(pk: int) -> IngestJob:
 
 
 @pytest.fixture
-def workers(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
+def workers(tmp_path: Path) -> Iterator:
     """``start()`` launches the worker `manage.py run` starts, sharing this test's database."""
     app.conf.task_always_eager = False
     hold = tmp_path / "hold"
@@ -99,7 +99,7 @@ def workers(tmp_path: Path) -> Iterator:  # type: ignore[type-arg]
 def test_a_job_killed_mid_ingest_is_redone_and_queued_uploads_run(
     workers,
     wait_for,
-    fixtures_root: Path,  # type: ignore[no-untyped-def]
+    fixtures_root: Path,
 ) -> None:
     workers.hold.touch()
     first = workers()
@@ -133,7 +133,7 @@ def test_a_job_killed_mid_ingest_is_redone_and_queued_uploads_run(
 @pytest.mark.django_db
 def test_a_silent_job_is_failed_after_its_attempts_and_can_be_retried(
     fixtures_root: Path, django_user_model, settings, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     long_ago = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS + 5)
     stuck = IngestJob.objects.create(
         path=str(fixtures_root / "fixture-a-upstream"),
@@ -161,7 +161,7 @@ def test_a_silent_job_is_failed_after_its_attempts_and_can_be_retried(
 @pytest.mark.django_db
 def test_a_lost_message_of_a_pending_job_is_sent_again(
     fixtures_root: Path, settings, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A worker that died after taking a message but before claiming its job lost the message."""
     orphan = IngestJob.objects.create(path=str(fixtures_root / "fixture-a-upstream"))
     IngestJob.objects.filter(pk=orphan.pk).update(
@@ -199,7 +199,7 @@ def celery_child(pid: int) -> int | None:
 
 
 @pytest.mark.slow
-def test_run_restarts_a_worker_killed_with_sigkill(live_helpers, wait_for, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_run_restarts_a_worker_killed_with_sigkill(live_helpers, wait_for, tmp_path: Path) -> None:
     import json
     import urllib.request
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import http.client
 import os
-import re
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.pages import found
 
 pytestmark = [pytest.mark.slow]
 
@@ -28,7 +29,7 @@ PRODUCTION_ENV = {
 }
 
 
-def request(port: int, method: str, path: str, headers: dict | None = None, body: str = ""):  # type: ignore[no-untyped-def]
+def request(port: int, method: str, path: str, headers: dict | None = None, body: str = ""):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
     connection.request(method, path, body=body or None, headers=headers or {})
     response = connection.getresponse()
@@ -37,7 +38,7 @@ def request(port: int, method: str, path: str, headers: dict | None = None, body
     return response
 
 
-def start(live_helpers, tmp_path: Path, name: str, host: str, **env: str):  # type: ignore[no-untyped-def]
+def start(live_helpers, tmp_path: Path, name: str, host: str, **env: str):
     var = tmp_path / f"var-{name}"
     root = tmp_path / "root"
     root.mkdir(exist_ok=True)
@@ -63,7 +64,7 @@ def start(live_helpers, tmp_path: Path, name: str, host: str, **env: str):  # ty
 
 def test_bound_to_all_interfaces_anonymous_reads_are_refused_even_on_loopback(
     live_helpers, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     exposed = start(live_helpers, tmp_path, "exposed", "0.0.0.0")
     local = start(live_helpers, tmp_path, "local", "127.0.0.1")
     try:
@@ -79,7 +80,7 @@ def test_bound_to_all_interfaces_anonymous_reads_are_refused_even_on_loopback(
         local.stop()
 
 
-def test_var_is_private_and_the_secret_key_is_generated_once(live_helpers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_var_is_private_and_the_secret_key_is_generated_once(live_helpers, tmp_path: Path) -> None:
     server = start(live_helpers, tmp_path, "private", "127.0.0.1")
     server.stop()
     var = server.var
@@ -105,7 +106,7 @@ def test_var_is_private_and_the_secret_key_is_generated_once(live_helpers, tmp_p
     assert chosen.stdout.strip().splitlines()[-1] == "k" * 60
 
 
-def test_login_behind_a_tls_proxy_works_and_is_secure(live_helpers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_login_behind_a_tls_proxy_works_and_is_secure(live_helpers, tmp_path: Path) -> None:
     server = start(live_helpers, tmp_path, "proxy", "127.0.0.1", **PRODUCTION_ENV)
     try:
         env = {**server.env, "DJANGO_SUPERUSER_PASSWORD": "pw-123456-ok"}
@@ -123,8 +124,8 @@ def test_login_behind_a_tls_proxy_works_and_is_secure(live_helpers, tmp_path: Pa
         assert "max-age=31536000" in page.getheader("Strict-Transport-Security")
         cookie = page.getheader("Set-Cookie")
         assert "Secure" in cookie
-        csrf_name, csrf = re.search(r"([\w-]*csrftoken)=([^;]+)", cookie).groups()
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.body).group(1)
+        csrf_name, csrf = found(r"([\w-]*csrftoken)=([^;]+)", cookie).groups()
+        token = found(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.body).group(1)
         login = request(
             server.port,
             "POST",
@@ -148,7 +149,7 @@ def test_login_behind_a_tls_proxy_works_and_is_secure(live_helpers, tmp_path: Pa
 
 def test_check_deploy_is_clean_in_the_documented_production_configuration(
     live_helpers, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     env = live_helpers.server_env(tmp_path / "var", tmp_path, **PRODUCTION_ENV)
     result = live_helpers.run_manage(env, "check", "--deploy", "--fail-level", "WARNING")
     assert "System check identified no issues" in result.stdout, result.stdout + result.stderr

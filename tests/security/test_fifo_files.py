@@ -14,6 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +93,7 @@ def _pages_answer(ref: str) -> None:
         "/a/alpha/ledger/",
         "/a/alpha/diagnostics/",
     ]:
-        response = _promptly(lambda url=url: anonymous.get(url))
+        response = _promptly(partial(anonymous.get, url))
         assert response.status_code < 500, (url, response.status_code)
 
 
@@ -189,9 +190,13 @@ def test_devices_and_sockets_are_refused_like_fifos(tmp_path: Path) -> None:
         pass  # not root: the socket still stands for every kind that is not a regular file
     os.mkfifo(agent / "offload-fifo.jsonl")
     names.append("offload-fifo.jsonl")
+
+    def append_and_close(path: Path) -> None:
+        os.close(open_append(path))
+
     for name in names:
         with pytest.raises(LinkRefused, match="not a regular file"):
-            _promptly(lambda name=name: read_regular(agent / name, folders=1))
+            _promptly(partial(read_regular, agent / name, folders=1))
         with pytest.raises(OSError):
-            _promptly(lambda name=name: os.close(open_append(agent / name)))
+            _promptly(partial(append_and_close, agent / name))
     server.close()

@@ -87,7 +87,7 @@ def test_push_bodies_fail_event_by_event() -> None:
 
 
 @pytest.mark.django_db
-def test_push_api_never_answers_500(tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_push_api_never_answers_500(tmp_path: Path, settings) -> None:
     settings.MEMVIZ_PUSH_ROOT = tmp_path / "pushed"
     token = token_create("fuzzed")
     client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")

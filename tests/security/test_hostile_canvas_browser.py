@@ -56,7 +56,7 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_a_hostile_structure_draws_in_seconds(live_server, page, root: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_hostile_structure_draws_in_seconds(live_server, page, root: Path, name: str) -> None:
     start = time.monotonic()
     # ?collapsed= opens every group: the whole structure is laid out
     page.goto(f"{live_server.url}/a/main/c/{name}/?collapsed=", wait_until="domcontentloaded")
@@ -65,17 +65,17 @@ def test_a_hostile_structure_draws_in_seconds(live_server, page, root: Path, nam
     )
     assert time.monotonic() - start < DRAW_SECONDS
     assert page.locator("#diagram g.node").count() > 0
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
-def test_the_compare_page_draws_a_hostile_structure_too(live_server, page, root: Path, name: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_compare_page_draws_a_hostile_structure_too(live_server, page, root: Path, name: str) -> None:
     page.goto(f"{live_server.url}/a/main/c/{name}/compare/", wait_until="domcontentloaded")
     page.wait_for_function(
         "() => document.querySelectorAll('.static-diagram svg g.node').length > 0",
         timeout=DRAW_SECONDS * 1000,
     )
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
 def _chain(count: int) -> list[dict]:
@@ -107,7 +107,7 @@ RAW_SCENES = {
 }
 
 
-def test_the_drawing_code_ends_on_scenes_no_server_sends(live_server, page, root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_drawing_code_ends_on_scenes_no_server_sends(live_server, page, root: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/001-same-id.mmd/", wait_until="domcontentloaded")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     for name, scene in RAW_SCENES.items():
@@ -119,4 +119,4 @@ def test_the_drawing_code_ends_on_scenes_no_server_sends(live_server, page, root
             {"direction": "TD", **scene},
         )
         assert took < DRAW_SECONDS * 1000, (name, took)
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []

@@ -18,7 +18,7 @@ HOSTILE_IDS = ["../../../../admin/", "..", "a/../../../../logout/", "%2e%2e/%2e%
 
 def test_links_from_hostile_node_ids_resolve_inside_the_agent(
     served, page, hostile_root: Path, hostile
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     path = hostile_root / "main" / f"offload-{hostile.session}.jsonl"
     with open(path, "a", encoding="utf-8") as handle:
         for number, node_id in enumerate(HOSTILE_IDS):

@@ -97,7 +97,7 @@ def small_zip() -> bytes:
     return out.getvalue()
 
 
-def upload(client, server, name: str, payload: bytes):  # type: ignore[no-untyped-def]
+def upload(client, server, name: str, payload: bytes):
     client.request("GET", "/")
     csrf = client.cookie("csrftoken")[1]
     boundary = uuid.uuid4().hex
@@ -130,7 +130,7 @@ def _peak_rss_mb(pid: int) -> float:
     raise AssertionError("no VmHWM")
 
 
-def test_archive_bombs_are_refused_in_bounded_memory_and_time(served, http_session) -> None:  # type: ignore[no-untyped-def]
+def test_archive_bombs_are_refused_in_bounded_memory_and_time(served, http_session) -> None:
     server = served(users=[("ana", PASSWORD, False)])
     client = http_session(server)
     assert client.login("ana", PASSWORD) == 302
@@ -157,7 +157,7 @@ def test_archive_bombs_are_refused_in_bounded_memory_and_time(served, http_sessi
     assert not [p for p in uploads.iterdir() if not p.name.startswith(".")]  # nothing kept
 
 
-def test_an_upload_is_its_uploaders_and_staffs(served, http_session) -> None:  # type: ignore[no-untyped-def]
+def test_an_upload_is_its_uploaders_and_staffs(served, http_session) -> None:
     server = served(
         users=[("ana", PASSWORD, False), ("bob", PASSWORD, False), ("boss", PASSWORD, True)],
         MEMVIZ_CELERY_EAGER="1",  # the upload's ingest runs in its request: no worker needed
@@ -167,7 +167,7 @@ def test_an_upload_is_its_uploaders_and_staffs(served, http_session) -> None:  #
         assert client.login(name, PASSWORD) == 302
     assert upload(ana, server, "mine.zip", small_zip()).status == 202
 
-    def listed(client) -> list[str]:  # type: ignore[no-untyped-def]
+    def listed(client) -> list[str]:
         return [
             u["id"]
             for u in json.loads(client.request("GET", "/uploads/?format=json").body)["uploads"]

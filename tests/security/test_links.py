@@ -173,7 +173,7 @@ def test_a_link_swapped_in_after_indexing_is_refused_by_the_pages(
 @pytest.mark.parametrize("where", ["/proc", "walk"])
 def test_open_refuses_links_on_every_level_and_fifos_without_blocking(
     tmp_path: Path, where: str, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if where == "walk":  # systems without /proc open component by component instead
         monkeypatch.setattr(paths, "_descriptor_path", lambda fd: None)
     out = outside(tmp_path)
@@ -215,7 +215,7 @@ def _agents(url: str) -> dict:
 @pytest.mark.slow
 def test_the_watcher_ignores_links_planted_while_it_runs(
     run_server, tmp_path: Path, fixtures_root: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     out = outside(tmp_path)
     root = tmp_path / "root"
     root.mkdir()

@@ -12,7 +12,7 @@ pytestmark = [pytest.mark.slow]
 PASSWORD = "pw-123456-ok"
 
 
-def test_made_up_names_from_an_address_do_not_lock_the_admin_there(served, http_session) -> None:  # type: ignore[no-untyped-def]
+def test_made_up_names_from_an_address_do_not_lock_the_admin_there(served, http_session) -> None:
     server = served(users=[("admin", PASSWORD, True)], MEMVIZ_LOGIN_MAX_FAILURES="5")
     attacker = http_session(server)
     for number in range(12):

@@ -54,7 +54,7 @@ VALUES = [
 ]  # fmt: skip
 
 
-def test_no_query_string_gives_a_500(served, http_session) -> None:  # type: ignore[no-untyped-def]
+def test_no_query_string_gives_a_500(served, http_session) -> None:
     server = served()
     client = http_session(server)
     nul = client.request("GET", "/search/?q=a%00b&format=json")
@@ -86,7 +86,7 @@ def test_no_query_string_gives_a_500(served, http_session) -> None:  # type: ign
 
 
 @pytest.mark.browser
-def test_a_malformed_node_fragment_still_draws_the_canvas(served, page) -> None:  # type: ignore[no-untyped-def]
+def test_a_malformed_node_fragment_still_draws_the_canvas(served, page) -> None:
     server = served()
     for fragment in ("#node=%", "#node=%E0%A4%A", "#node=%ZZ"):
         page.errors.clear()

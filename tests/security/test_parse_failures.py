@@ -18,7 +18,7 @@ from django.test import Client
 
 from canvases.mermaid import parse, render_body
 from sessions.ingest import ingest_path
-from sessions.memory.jsonl import parse_line, read_rows
+from sessions.memory.jsonl import LineProblem, parse_line, read_rows
 from sessions.memory.refs import unwrap_tool_result
 from sessions.memory.state import read_registry, read_state
 from sessions.models import Agent, AgentSession
@@ -52,6 +52,7 @@ def deep_agent(root: Path) -> Path:
 
 def test_every_reader_reports_a_5000_deep_item_as_its_problem(tmp_path: Path) -> None:
     problem = parse_line(DEEP_ROW.encode(), 7, 0)
+    assert isinstance(problem, LineProblem)
     assert problem.kind == "corrupt" and "RecursionError" in problem.reason
     agent = deep_agent(tmp_path)
     chunk = read_rows(agent / "offload-s1.jsonl")
@@ -63,7 +64,8 @@ def test_every_reader_reports_a_5000_deep_item_as_its_problem(tmp_path: Path) ->
     assert entries == [] and "RecursionError" in (error or "")
     # nested deep but under the recursion limit: refused before anything stores it
     medium = '{"tool_call_id":"c","x":' + "[" * 300 + "]" * 300 + "}"
-    assert "nested more than 64 levels" in parse_line(medium.encode(), 1, 0).reason
+    problem = parse_line(medium.encode(), 1, 0)
+    assert isinstance(problem, LineProblem) and "nested more than 64 levels" in problem.reason
     assert unwrap_tool_result('{"content": ' + DEEP_LIST + "}") is None
 
 
@@ -80,7 +82,7 @@ def test_ingest_indexes_the_good_lines_and_reports_the_deep_ones(tmp_path: Path)
     assert "line 2: corrupt" in page.get_text()
 
 
-def test_ingest_command_survives_and_exits_0(tmp_path: Path, live_helpers) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_command_survives_and_exits_0(tmp_path: Path, live_helpers) -> None:
     deep_agent(tmp_path / "root")
     env = live_helpers.server_env(tmp_path / "var", tmp_path / "root")
     live_helpers.run_manage(env, "migrate", "-v", "0")
@@ -98,7 +100,7 @@ def test_run_keeps_serving_and_following_after_deep_files_and_pushes(
     run_server,
     manage,
     wait_for,
-    tmp_path: Path,  # type: ignore[no-untyped-def]
+    tmp_path: Path,
 ) -> None:
     root = tmp_path / "root"
     agent = deep_agent(root)
@@ -156,7 +158,7 @@ def test_a_canvas_that_broke_the_renderer_is_a_page_not_a_500(tmp_path: Path) ->
         assert "memviz_render_error" not in body and "E[" in body
 
 
-def _best_of(repeats: int, fn) -> float:  # type: ignore[no-untyped-def]
+def _best_of(repeats: int, fn) -> float:
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()

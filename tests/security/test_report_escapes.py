@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.slow]
 
 def test_images_links_and_html_in_tool_text_stay_text_in_the_report(
     served, http_session, hostile_root: Path, hostile
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     evil = hostile.evil
     row = {
         "tool_call_id": "call_report_1",

@@ -33,7 +33,7 @@ def _stored_body_bytes(pid: int) -> int:
     return total
 
 
-def _send(port: int, head: str, body_bytes: int, *, chunked: bool = False):  # type: ignore[no-untyped-def]
+def _send(port: int, head: str, body_bytes: int, *, chunked: bool = False):
     """Send ``head`` and up to ``body_bytes`` of body; return (status line, seconds, sent)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
     start = time.monotonic()
@@ -83,7 +83,7 @@ def _head(method: str, path: str, length: int | None, **headers: str) -> str:
 
 def test_oversized_or_unauthorised_bodies_are_refused_before_they_are_stored(
     served, manage, http_session
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     server = served(MEMVIZ_STREAM_MAX_BODY_BYTES=str(32 * MB))
     pid = server.proc.pid
     before = _stored_body_bytes(pid)
@@ -130,7 +130,7 @@ def test_oversized_or_unauthorised_bodies_are_refused_before_they_are_stored(
 
 def test_a_signed_in_upload_is_streamed_not_parsed_in_memory(
     served, http_session, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """daphne parsed every multipart body in memory (~11x its size) before memviz ran."""
     import importlib.util
     import io

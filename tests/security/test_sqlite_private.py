@@ -20,7 +20,7 @@ def _mode(path: Path) -> int:
 
 def test_a_database_url_sqlite_file_and_its_companions_are_private(
     served, http_session, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     folder = tmp_path / "elsewhere"
     folder.mkdir()
     database = folder / "index.sqlite3"
@@ -35,7 +35,7 @@ def test_a_database_url_sqlite_file_and_its_companions_are_private(
 
 def test_an_existing_world_readable_database_is_tightened_at_start(
     served, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     folder = tmp_path / "old"
     folder.mkdir()
     database = folder / "index.sqlite3"

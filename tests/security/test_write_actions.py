@@ -4,7 +4,6 @@ when refused or failed, and old ones can be deleted (files and index rows) from 
 from __future__ import annotations
 
 import io
-import re
 import subprocess
 import uuid
 import zipfile
@@ -16,6 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from sessions.models import Agent, IngestJob, Row
+from tests.pages import attr, found, one
 
 pytestmark = pytest.mark.django_db
 
@@ -34,20 +34,20 @@ def files_under(folder: Path) -> list[Path]:
 
 
 @pytest.fixture
-def uploads(tmp_path: Path, settings) -> Path:  # type: ignore[no-untyped-def]
+def uploads(tmp_path: Path, settings) -> Path:
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
     return settings.MEMVIZ_UPLOAD_ROOT
 
 
 @pytest.fixture
-def signed_in(client: Client, django_user_model) -> Client:  # type: ignore[no-untyped-def]
+def signed_in(client: Client, django_user_model) -> Client:
     client.force_login(django_user_model.objects.create_user("ana"))
     return client
 
 
 def test_anonymous_users_cannot_upload_ingest_or_retry_even_on_loopback(
     uploads: Path, fixtures_root: Path, settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     assert settings.MEMVIZ_ANONYMOUS_VIEW  # loopback: reading is open to anyone
     client = Client(enforce_csrf_checks=True)
     home = client.get("/")
@@ -79,7 +79,7 @@ def test_anonymous_users_cannot_upload_ingest_or_retry_even_on_loopback(
 )
 def test_refused_uploads_leave_no_folder_at_all(
     signed_in: Client, uploads: Path, tmp_path: Path, name: str, data
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if data == "zip:../escape.md":
         buffer = io.BytesIO()
         with zipfile.ZipFile(buffer, "w") as zf:
@@ -127,7 +127,7 @@ def test_an_upload_that_fills_the_disk_leaves_nothing(
 
 def test_uploads_are_listed_and_deleted_with_their_index_rows(
     signed_in: Client, uploads: Path, fixtures_root: Path, django_capture_on_commit_callbacks
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     archive = SimpleUploadedFile("main.zip", zip_of(fixtures_root / "fixture-a-upstream" / "main"))
     with django_capture_on_commit_callbacks(execute=True):
         response = signed_in.post("/upload/?format=json", {"archive": archive})
@@ -139,9 +139,9 @@ def test_uploads_are_listed_and_deleted_with_their_index_rows(
     assert agent.slug.startswith("main--")  # an upload never takes a data-root agent's name
     upload_id = listing[0]["id"]
     page = BeautifulSoup(signed_in.get("/uploads/").content, "html.parser")
-    form = page.select_one(f"#upload-{upload_id} form")
+    form = one(page, f"#upload-{upload_id} form")
     assert form["action"] == f"/uploads/{upload_id}/delete/"
-    deleted = signed_in.post(form["action"])
+    deleted = signed_in.post(attr(form, "action"))
     assert deleted.status_code == 302
     assert files_under(uploads) == []
     assert Agent.objects.count() == 0 and Row.objects.count() == 0
@@ -154,7 +154,7 @@ def test_uploads_are_listed_and_deleted_with_their_index_rows(
 @pytest.mark.slow
 def test_a_real_server_refuses_an_anonymous_upload_with_a_valid_csrf_token(
     run_server, tmp_path: Path, fixtures_root: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     import http.client
 
     root = tmp_path / "root"
@@ -165,7 +165,7 @@ def test_a_real_server_refuses_an_anonymous_upload_with_a_valid_csrf_token(
     home = connection.getresponse()
     body = home.read().decode()
     assert home.status == 200  # anonymous reading on loopback
-    csrf_name, csrf = re.search(r"([\w-]*csrftoken)=([^;]+)", home.getheader("Set-Cookie")).groups()
+    csrf_name, csrf = found(r"([\w-]*csrftoken)=([^;]+)", home.getheader("Set-Cookie")).groups()
     boundary = uuid.uuid4().hex
     payload = zip_of(fixtures_root / "fixture-a-upstream" / "main")
     parts = (

@@ -12,21 +12,22 @@ import json
 import pytest
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
+from websockets.typing import Origin
 
 pytestmark = [pytest.mark.slow]
 MB = 1024 * 1024
 
 
-def _ws(server, path: str, origin: str | None = None):  # type: ignore[no-untyped-def]
+def _ws(server, path: str, origin: str | None = None):
     return connect(
         f"ws://127.0.0.1:{server.port}{path}",
-        origin=origin or server.url,  # type: ignore[arg-type]
+        origin=Origin(origin or server.url),
         max_size=None,
         open_timeout=10,
     )
 
 
-def test_bad_frames_get_error_frames_and_the_socket_stays(served) -> None:  # type: ignore[no-untyped-def]
+def test_bad_frames_get_error_frames_and_the_socket_stays(served) -> None:
     server = served()
     with _ws(server, "/ws/live/main/") as ws:
         assert json.loads(ws.recv(timeout=10))["type"] == "live.ready"
@@ -44,7 +45,7 @@ def test_bad_frames_get_error_frames_and_the_socket_stays(served) -> None:  # ty
     assert "Traceback" not in log and " 500 " not in log, log[-3000:]
 
 
-def test_origin_must_be_this_very_origin(served) -> None:  # type: ignore[no-untyped-def]
+def test_origin_must_be_this_very_origin(served) -> None:
     server = served()
     port = server.port
     for origin in (
@@ -62,7 +63,7 @@ def test_origin_must_be_this_very_origin(served) -> None:  # type: ignore[no-unt
 
 def test_stream_socket_and_http_push_share_one_size_limit(
     served, manage, http_session
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     server = served(MEMVIZ_STREAM_MAX_BODY_BYTES=str(4 * MB))
     token = manage(server.env, "stream_token", "remote").stdout.strip()
 

@@ -21,6 +21,7 @@ import time
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,12 @@ def within(seconds: float, call: Callable[[], Any], what: str) -> Any:
     if "error" in outcome:
         raise outcome["error"]
     return outcome.get("value")
+
+
+def recover_then_retry(job: IngestJob) -> bool:
+    """What every worker's recovery thread runs, then the Retry button: the button's answer."""
+    jobs_recover()
+    return job_retry(job)
 
 
 def assert_indexed(job_id: int) -> None:
@@ -188,7 +195,7 @@ def worker() -> Iterator[subprocess.Popen]:
 
 def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
     worker: subprocess.Popen, big_root: Path, settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The re-ingest button's job in a real worker: progress moves, the heartbeat keeps beating,
     and the recovery pass and Retry answer at once while the ingest runs."""
     settings.MEMVIZ_DATA_ROOT = big_root
@@ -213,7 +220,7 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
             beats.add(job.heartbeat_at)
             started = time.monotonic()
             # what every worker's recovery thread runs, and the Retry button
-            retried = within(10, lambda job=job: (jobs_recover(), job_retry(job))[1], "retry")
+            retried = within(10, partial(recover_then_retry, job), "retry")
             assert retried is False  # a running, beating job is not retried
             slowest = max(slowest, time.monotonic() - started)
         time.sleep(0.2)
@@ -226,7 +233,7 @@ def test_worker_job_of_a_20k_row_agent_beats_and_never_blocks_recovery(
         assert len(seen) >= 2, "the progress shown did not move while the job ran"
 
 
-def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, settings) -> None:
     """An upload, its task run eagerly in the request (as with MEMVIZ_CELERY_EAGER)."""
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
     buffer = io.BytesIO()
@@ -249,7 +256,7 @@ def test_upload_of_a_20k_row_agent_is_ingested(big_root: Path, tmp_path: Path, s
 
 def test_a_job_whose_progress_stops_is_failed_and_retry_runs_it(
     big_root: Path, tmp_path: Path, settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The watchdog: a job held before its first progress report (the test-only hold file) is
     failed after MEMVIZ_JOB_STALL_SECONDS with a clear message, instead of running on."""
     settings.MEMVIZ_JOB_STALL_SECONDS = 1.0
@@ -313,7 +320,7 @@ def test_recovery_and_retry_give_up_on_a_locked_job_row_at_once(tmp_path: Path) 
 
 def test_a_job_waiting_on_a_lock_forever_is_failed_and_its_wait_cancelled(
     tmp_path: Path, settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """PostgreSQL: an ingest stuck waiting for its agent's lock (held by a process that never
     lets go) is failed by the watchdog, which also cancels the wait, so the ingest ends."""
     from django.db import transaction

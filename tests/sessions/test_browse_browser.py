@@ -23,7 +23,7 @@ HOSTILE_REF = (
 )
 
 
-def test_canvas_node_rows_and_ref_in_the_browser(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_canvas_node_rows_and_ref_in_the_browser(live_server, page, fixtures_root: Path) -> None:
     agent_dir = fixtures_root / "fixture-a-upstream" / "main"
     (agent_dir / "refs" / "evil.md").write_text(HOSTILE_REF, "utf-8")
     with open(agent_dir / "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl", "a") as handle:
@@ -70,12 +70,12 @@ def test_canvas_node_rows_and_ref_in_the_browser(live_server, page, fixtures_roo
     assert page.evaluate("window.__pwned") is None
     assert "window.__pwned = 'result'" in evil.inner_text()  # shown as text
     page.screenshot(path=str(ARTIFACTS / "canvas-hostile-ref.png"))
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
     # viewing never changes the file on disk
     assert mmd.read_bytes() == before
 
 
-def test_browse_pages_render(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_browse_pages_render(live_server, page, fixtures_root: Path) -> None:
     ingest_path(fixtures_root / "fixture-b-wild")
     ingest_path(fixtures_root / "fixture-a-upstream")
     for name, path in [
@@ -91,10 +91,10 @@ def test_browse_pages_render(live_server, page, fixtures_root: Path) -> None:  #
     page.goto(f"{live_server.url}/a/coder/c/003-k8s-canary-deploy.mmd/")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=20000)
     page.screenshot(path=str(ARTIFACTS / "canvas-wild.png"))
-    assert page.errors == []  # type: ignore[attr-defined]
+    assert page.errors == []
 
 
-def test_help_and_search_keys_work_off_canvas_pages(live_server, page, fixtures_root: Path) -> None:  # type: ignore[no-untyped-def]
+def test_help_and_search_keys_work_off_canvas_pages(live_server, page, fixtures_root: Path) -> None:
     ingest_path(fixtures_root / "fixture-a-upstream")
     for path in ("/", "/a/main/", "/sessions/"):
         page.goto(f"{live_server.url}{path}")

@@ -30,7 +30,7 @@ def database_url() -> str:
 
 
 @pytest.fixture
-def worker():  # type: ignore[no-untyped-def]
+def worker():
     app.conf.task_always_eager = False
     env = {**os.environ, "DATABASE_URL": database_url(), "MEMVIZ_VAR_DIR": str(settings.VAR_DIR)}
     proc = subprocess.Popen(
@@ -53,7 +53,7 @@ def worker():  # type: ignore[no-untyped-def]
 def test_reingest_button_runs_in_the_worker_and_reports_progress(
     worker,
     fixtures_root: Path,
-    settings,  # type: ignore[no-untyped-def]
+    settings,
 ) -> None:
     settings.MEMVIZ_DATA_ROOT = fixtures_root / "fixture-a-upstream"
     client = Client()

@@ -23,6 +23,7 @@ from sessions import counters
 from sessions.db_triggers import triggers_ensure
 from sessions.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, AgentSession, NodeRowCount, Row
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 SID = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"
@@ -323,6 +324,6 @@ def test_unplaced_rows_page_through_the_index(client: Client, tmp_path: Path) ->
             client.get(f"/a/many/{more['hx-get']}", HTTP_HX_REQUEST="true").content, "html.parser"
         )
         assert partial.select_one("html") is None
-        listed += [li.select_one("p.summary").get_text() for li in partial.select("li.row")]
+        listed += [one(li, "p.summary").get_text() for li in partial.select("li.row")]
         more = partial.select_one("p.more a")
     assert listed == expected

@@ -56,8 +56,8 @@ def assert_ref_figures(agent_dir: Path) -> None:
 
 def test_live_path_finds_refs_from_rows_and_events_without_listing_the_folder(
     agent_dir: Path, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
-    def no_listing(*args, **kwargs):  # type: ignore[no-untyped-def]
+) -> None:
+    def no_listing(*args, **kwargs):
         raise AssertionError("the live path listed the refs folder")
 
     monkeypatch.setattr(ref_index, "_scan_dir", no_listing)
@@ -83,7 +83,7 @@ def test_live_path_finds_refs_from_rows_and_events_without_listing_the_folder(
     assert_ref_figures(agent_dir)
 
 
-def test_live_path_lists_the_folder_once_the_full_check_is_due(agent_dir: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_live_path_lists_the_folder_once_the_full_check_is_due(agent_dir: Path, settings) -> None:
     settings.MEMVIZ_FULL_CHECK_SECONDS = 0
     write_ref(agent_dir, "r-silent.md", "c")
     jsonl = append_row(agent_dir, "x1", None)
@@ -94,7 +94,7 @@ def test_live_path_lists_the_folder_once_the_full_check_is_due(agent_dir: Path, 
 
 def test_a_first_scan_looks_no_ref_up_and_a_later_one_finds_only_whats_new(
     fixtures_root: Path, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     # A folder none of whose refs is indexed gets no per-name lookups (at 250k refs an agent
     # they were most of PostgreSQL's extra ingest time); a changed folder's listing is checked
     # against one pass over the index's names, not a lookup per name.
@@ -102,7 +102,7 @@ def test_a_first_scan_looks_no_ref_up_and_a_later_one_finds_only_whats_new(
     looked_up: list[int] = []
     real = ref_index._known
 
-    def spy(agent, names):  # type: ignore[no-untyped-def]
+    def spy(agent, names):
         looked_up.append(len(names))
         return real(agent, names)
 
@@ -186,7 +186,7 @@ def test_row_stream_reads_what_read_rows_reads(fixtures_root: Path, tmp_path: Pa
         assert (stream.end_offset, stream.next_line_no) == (whole.end_offset, whole.next_line_no)
 
 
-def test_ingest_memory_does_not_grow_with_rows_per_file(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_memory_does_not_grow_with_rows_per_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(row_ingest, "ROW_BATCH", 200)
     # smaller read blocks than the files, as a 1 MB block is to a large session file
     monkeypatch.setattr(jsonl, "_BLOCK", 32 * 1024)

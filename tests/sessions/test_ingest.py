@@ -164,7 +164,7 @@ def test_invalid_utf8_and_corrupt_state_are_not_fatal(fixtures_root: Path) -> No
     assert "\ufffd" in Row.objects.get(tool_call_id="bad-bytes").summary
 
 
-def test_ingest_command_prints_progress_and_summary(fixtures_root: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_ingest_command_prints_progress_and_summary(fixtures_root: Path, capsys) -> None:
     call_command("ingest", str(fixtures_root / "fixture-b-wild"))
     captured = capsys.readouterr()
     assert "100%" in captured.err

@@ -28,7 +28,7 @@ ROWS = 2_000  # 8 session files of 250 rows, read in batches of 100
 HOLD_AT = 500
 
 
-def wait_for(condition, what: str, seconds: float = 20):  # type: ignore[no-untyped-def]
+def wait_for(condition, what: str, seconds: float = 20):
     deadline = time.monotonic() + seconds
     while not (value := condition()):
         if time.monotonic() > deadline:
@@ -47,7 +47,7 @@ def test_progress_in_rows_shows_while_one_agent_is_ingested(
     inserted = 0
     real_insert = row_ingest.rows_insert
 
-    def insert_then_hold(ctx, session, rows):  # type: ignore[no-untyped-def]
+    def insert_then_hold(ctx, session, rows):
         # The ingest stops inside its agent (its transaction, and on PostgreSQL its COPY,
         # open) once HOLD_AT rows were read and reported, until the test has seen the page.
         nonlocal inserted

@@ -10,6 +10,7 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from sessions.ingest import ingest_path
+from tests.pages import attr, one, streamed
 
 pytestmark = pytest.mark.django_db
 
@@ -26,7 +27,7 @@ def upstream(fixtures_root: Path) -> Path:
     return fixtures_root / "fixture-a-upstream" / "main"
 
 
-def soup(response) -> BeautifulSoup:  # type: ignore[no-untyped-def]
+def soup(response) -> BeautifulSoup:
     assert response.status_code == 200, response.content[:500]
     return BeautifulSoup(response.content, "html.parser")
 
@@ -35,7 +36,7 @@ def test_home_lists_agents_with_counts_and_compression(client: Client, upstream:
     page = soup(client.get("/"))
     row = page.select_one("table.agents tbody tr")
     assert row is not None
-    assert row.select_one("a").get_text() == "main"
+    assert one(row, "a").get_text() == "main"
     cells = [td.get_text(strip=True) for td in row.select("td")]
     assert cells[1:5] == ["2", "2", "9", "1"]
     data = client.get("/?format=json").json()
@@ -92,14 +93,11 @@ def test_ref_page_shows_text_inside_stringified_tool_result(client: Client, upst
     assert data["tool"] == "read" and data["call_id"] == "call_00_Jk3mQ8vTz1"
     assert data["unwrapped_text"].startswith('import { redis } from "../infra/redis";\n')
     page = soup(client.get("/a/main/refs/2026-06-10T09-12-03-417p08-00.md"))
-    assert "export const SESSION_TTL = 1800;" in page.select_one(".result").get_text()
+    assert "export const SESSION_TTL = 1800;" in one(page, ".result").get_text()
     assert page.select_one("details.raw") is not None  # the raw JSON is a click away
     raw = client.get("/a/main/refs/2026-06-10T09-12-03-417p08-00.md?raw=1")
     assert raw["Content-Type"].startswith("text/plain")
-    assert (
-        b"".join(raw.streaming_content)
-        == (upstream / "refs/2026-06-10T09-12-03-417p08-00.md").read_bytes()
-    )
+    assert streamed(raw) == (upstream / "refs/2026-06-10T09-12-03-417p08-00.md").read_bytes()
 
 
 def test_hostile_ref_renders_inert(client: Client, upstream: Path) -> None:
@@ -112,7 +110,7 @@ def test_hostile_ref_renders_inert(client: Client, upstream: Path) -> None:
     ingest_path(upstream, full=True)  # a ref without a row
     response = client.get("/a/main/refs/evil.md")
     page = soup(response)
-    body = page.select_one(".ref-view")
+    body = one(page, ".ref-view")
     assert body.find("script") is None
     assert not [t for t in body.find_all(True) if any(a.startswith("on") for a in t.attrs)]
     assert not [a for a in body.find_all("a") if "javascript:" in (a.get("href") or "")]
@@ -137,7 +135,7 @@ def test_ref_outside_agent_folder_is_refused(client: Client, upstream: Path) -> 
     assert escaped["ref"]["exists"] is False
 
 
-def test_large_ref_is_paged(client: Client, upstream: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_large_ref_is_paged(client: Client, upstream: Path, settings) -> None:
     settings.MEMVIZ_REF_PAGE_BYTES = 4096
     body = "\n".join(f"line {i} " + "x" * 60 for i in range(2000))
     (upstream / "refs" / "big.md").write_text(
@@ -160,7 +158,7 @@ def test_missing_ref_says_so(client: Client, wild: Path) -> None:
     assert "missing" in soup_text(response)
 
 
-def soup_text(response) -> str:  # type: ignore[no-untyped-def]
+def soup_text(response) -> str:
     return BeautifulSoup(response.content, "html.parser").get_text()
 
 
@@ -201,7 +199,7 @@ def test_huge_ref_is_served_a_page_at_a_time(client: Client, upstream: Path) -> 
 
 def test_viewing_needs_login_when_not_bound_to_loopback(
     client: Client, upstream: Path, settings, django_user_model
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     settings.MEMVIZ_ANONYMOUS_VIEW = False
     response = client.get("/a/main/")
     assert response.status_code == 302 and response["Location"].startswith("/login/")
@@ -219,7 +217,7 @@ def test_home_headers_say_which_canvases_column_counts_and_which_weighs(
     assert groups == ["Counts", "Size on disk"]
     names = [th.get_text(strip=True) for th in page.select("table.agents thead tr:nth-of-type(2) th")]
     assert names.count("Canvases") == 1 and "Canvas text" in names
-    assert "refs → row summaries" in page.select_one("#compression-note").get_text()
+    assert "refs → row summaries" in one(page, "#compression-note").get_text()
 
 
 def test_sessions_are_listed_newest_first_whatever_their_ids(client: Client, tmp_path: Path) -> None:
@@ -248,10 +246,10 @@ def test_a_rows_session_link_opens_the_page_that_holds_it(client: Client, tmp_pa
     (agent / "offload-s.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n", "utf-8")
     ingest_path(tmp_path / "root")
     panel = soup(client.get("/a/big/c/001-t.mmd/n/001-N1/"))
-    link = panel.select_one(".rows a[href*='/s/s/']")
+    link = one(panel, ".rows a[href*='/s/s/']")
     assert link.get_text() == "s:131"
-    timeline = soup(client.get(link["href"]))
-    anchor = link["href"].split("#", 1)[1]
+    timeline = soup(client.get(attr(link, "href")))
+    anchor = attr(link, "href").split("#", 1)[1]
     assert timeline.select_one(f"li#{anchor}") is not None  # page 3 of 3, not page 1
 
 
@@ -261,6 +259,6 @@ def test_the_ref_page_leads_back_to_the_page_it_was_opened_from(
     ref = "/a/main/refs/2026-06-10T09-12-03-417p08-00.md"
     came_from = "/a/main/c/001-fix-login-timeout.mmd/?x=1#node=001-N2"
     page = soup(client.get(ref, HTTP_REFERER=f"http://testserver{came_from}"))
-    assert page.select_one("p.back a")["href"] == came_from
+    assert one(page, "p.back a")["href"] == came_from
     elsewhere = soup(client.get(ref, HTTP_REFERER="https://evil.example/a/main/"))
     assert elsewhere.select_one("p.back") is None  # never a link off this site

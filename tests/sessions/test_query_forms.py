@@ -161,8 +161,10 @@ def test_row_list_is_the_template_markup(
             cases.append((agent, session_rows(agent, session, {})["rows"]))
         cases.append((agent, unplaced_page(agent)["unplaced"]))
     big = max((rows for _agent, rows in cases), key=len)
-    cases.append((Agent.objects.first(), hostile(big)))
-    cases.append((Agent.objects.first(), []))
+    first = Agent.objects.first()
+    assert first is not None
+    cases.append((first, hostile(big)))
+    cases.append((first, []))
     with translation.override(language):
         for agent, rows in cases:
             for show_node in (True, False):

@@ -30,16 +30,16 @@ class Spy:
         self.statted: list[str] = []
         real_lstat, real_stat = os.lstat, os.stat
 
-        def lister(real):  # type: ignore[no-untyped-def]
-            def spy(path=".", *args, **kwargs):  # type: ignore[no-untyped-def]
+        def lister(real):
+            def spy(path=".", *args, **kwargs):
                 if os.path.abspath(os.fspath(path)) == self.refs:
                     self.listed += 1
                 return real(path, *args, **kwargs)
 
             return spy
 
-        def note(real):  # type: ignore[no-untyped-def]
-            def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def note(real):
+            def spy(path, *args, **kwargs):
                 named = isinstance(path, (str, os.PathLike))
                 if named and os.path.dirname(os.path.abspath(os.fspath(path))) == self.refs:
                     self.statted.append(os.path.basename(os.fspath(path)))

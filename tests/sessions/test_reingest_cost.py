@@ -56,7 +56,7 @@ class Opens:
         self.names: list[str] = []
         real = paths.open_regular_fd
 
-        def spy(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        def spy(path, *args, **kwargs):
             relative = os.path.relpath(os.fspath(path), folder)
             if not relative.startswith(".."):
                 self.names.append(relative)
@@ -113,7 +113,7 @@ def test_one_appended_row_costs_its_bytes_not_the_file(
     assert read < size / 4, f"read {read:,} bytes for one row appended to {size:,}"
 
 
-def test_the_full_pass_is_due_after_its_interval(agent_dir: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_full_pass_is_due_after_its_interval(agent_dir: Path, settings) -> None:
     """A ref written without a row is found by the next explicit ingest once the full pass is
     due (and by ``full`` at once), not by one in between."""
     write_ref(agent_dir, "orphan.md", "c-orphan")

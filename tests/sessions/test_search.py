@@ -20,6 +20,7 @@ from canvases.models import Canvas, CanvasNode
 from sessions import search, search_postgres
 from sessions.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, AgentSession, Ref, Row
+from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
 SID = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"
@@ -45,7 +46,7 @@ QUERIES = [
 INFIX_QUERIES = ["ockfil", "ession", "ea"]
 
 
-def scan(model, columns: tuple[str, ...], query: str) -> set[int]:  # type: ignore[no-untyped-def]
+def scan(model, columns: tuple[str, ...], query: str) -> set[int]:
     needle = query.lower()
     return {
         values[0]
@@ -103,10 +104,10 @@ def test_substrings_inside_words(roots: Path) -> None:
 
 
 def test_short_queries(roots: Path) -> None:
-    for one in ("a", "缓"):  # one character: the nodes (a scan), never the rows
-        got = everything(one)
+    for char in ("a", "缓"):  # one character: the nodes (a scan), never the rows
+        got = everything(char)
         assert got["rows"] == set()
-        assert got["nodes"] == scan(CanvasNode, ("node_id", "title", "summary"), one) != set()
+        assert got["nodes"] == scan(CanvasNode, ("node_id", "title", "summary"), char) != set()
     two = everything("修复")
     assert ("coder", "003-N4") in {
         (n.agent.slug, n.node_id) for n in CanvasNode.objects.filter(pk__in=two["nodes"])
@@ -136,7 +137,7 @@ def test_what_the_canvas_shows_beside_nodes_is_found(client: Client, roots: Path
     assert ("note", "002-N2: 复核迁移脚本 later") in places("复核迁移")["main/002-migrate-orders-api.mmd"]
     assert places("no such words anywhere") == {}
     page = BeautifulSoup(client.get("/search/", {"q": "缓"}).content, "html.parser")
-    assert "two characters" in page.select_one("#short-query").get_text()
+    assert "two characters" in one(page, "#short-query").get_text()
     assert page.select("#node-hits li a") and not page.select("#row-hits li a")
 
 
@@ -199,7 +200,7 @@ def test_the_index_follows_appends_rewrites_and_edits(roots: Path) -> None:
     )
 
 
-def test_time_budget_stops_early_and_more_goes_on(roots: Path, settings, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_time_budget_stops_early_and_more_goes_on(roots: Path, settings, monkeypatch) -> None:
     settings.MEMVIZ_SEARCH_BUDGET_MS = 0
     monkeypatch.setattr(search, "FIRST_WINDOW", 1)  # one id per window: stops after the first
     monkeypatch.setattr(search_postgres, "COMMON_SHARE", -1.0)  # every word common: windows
@@ -227,17 +228,17 @@ def test_search_page_filters_and_more_link(client: Client, roots: Path) -> None:
     assert unknown["unknown_filters"] == ["agent"] and unknown["rows"] == []
 
 
-def test_more_link_pages_with_htmx(client: Client, roots: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_more_link_pages_with_htmx(client: Client, roots: Path, monkeypatch) -> None:
     monkeypatch.setattr(search, "PAGE", 2)
     page = BeautifulSoup(client.get("/search/?q=exec").content, "html.parser")
     more = page.select_one("#row-hits li.more a")
     assert more is not None and "rows_before=" in more["hx-get"]
-    partial = client.get(more["hx-get"], HTTP_HX_REQUEST="true")
+    partial = client.get(attr(more, "hx-get"), HTTP_HX_REQUEST="true")
     assert b"<html" not in partial.content and b"<li" in partial.content
 
 
 @pytest.mark.parametrize("indexed", [True, False])
-def test_ref_texts_are_searchable_when_asked(fixtures_root: Path, settings, indexed: bool) -> None:  # type: ignore[no-untyped-def]
+def test_ref_texts_are_searchable_when_asked(fixtures_root: Path, settings, indexed: bool) -> None:
     settings.MEMVIZ_INDEX_REF_TEXT = indexed
     agent_dir = fixtures_root / "fixture-a-upstream" / "main"
     ingest_path(agent_dir)
@@ -255,7 +256,7 @@ def test_ref_texts_are_searchable_when_asked(fixtures_root: Path, settings, inde
     )
 
 
-def test_postgres_asks_the_gin_index_only_for_rare_words(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_postgres_asks_the_gin_index_only_for_rare_words(monkeypatch) -> None:
     """A common word's GIN bitmap is every row; the id index walked newest first is cheaper."""
     shares = {"deploy": 0.18, "module": 1.0, "py": 1.0, "部署": 0.2, "deployment": 0.01}
     monkeypatch.setattr(search_postgres, "common_lexemes", lambda table, column: shares)
@@ -267,7 +268,7 @@ def test_postgres_asks_the_gin_index_only_for_rare_words(monkeypatch) -> None:  
     assert search_postgres.plan("zqxjv", "t", "c").index == "'zqxjv':*"
 
 
-def test_sqlite_asks_for_a_rare_trigram_the_cover_skips(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_sqlite_asks_for_a_rare_trigram_the_cover_skips(tmp_path: Path, monkeypatch) -> None:
     """In "module_123.py" the cover's trigrams (mod ule _12 3.p .py) are all common here; only
     "123" and "23." are rare, and the index is asked for those, with the same hits."""
     if connection.vendor != "sqlite":

@@ -8,6 +8,7 @@ from django.test import Client
 
 from sessions.models import StreamToken
 from sessions.stream import token_check
+from tests.pages import one
 
 pytestmark = pytest.mark.django_db
 
@@ -19,14 +20,14 @@ def test_anonymous_users_cannot_create_tokens(client: Client) -> None:
     assert StreamToken.objects.count() == 0
 
 
-def test_signed_in_user_gets_a_working_token_shown_once(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
+def test_signed_in_user_gets_a_working_token_shown_once(client: Client, django_user_model) -> None:
     django_user_model.objects.create_user("ana", password="pw-123456")
     client.login(username="ana", password="pw-123456")
     home = BeautifulSoup(client.get("/").content, "html.parser")
     assert home.select_one("form.token-form input[name=agent]") is not None
     response = client.post("/tokens/", {"agent": "remote-box"})
     page = BeautifulSoup(response.content, "html.parser")
-    token = page.select_one("#token").get_text()
+    token = one(page, "#token").get_text()
     assert token_check("remote-box", token)
     assert StreamToken.objects.get(agent_name="remote-box").token_hash != token
     assert "python -m memviz.push" in page.get_text()
@@ -35,7 +36,7 @@ def test_signed_in_user_gets_a_working_token_shown_once(client: Client, django_u
     assert token_check("remote-box", second) and not token_check("remote-box", token)
 
 
-def test_bad_agent_name_is_refused(client: Client, django_user_model) -> None:  # type: ignore[no-untyped-def]
+def test_bad_agent_name_is_refused(client: Client, django_user_model) -> None:
     django_user_model.objects.create_user("ana", password="pw-123456")
     client.login(username="ana", password="pw-123456")
     response = client.post("/tokens/?format=json", {"agent": "../etc"})

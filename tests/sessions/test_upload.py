@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def client(client: Client, django_user_model) -> Client:  # type: ignore[no-untyped-def]
+def client(client: Client, django_user_model) -> Client:
     """Uploading needs a signed-in user (tests/security covers the refusal)."""
     django_user_model.objects.create_user("ana", password="pw-123456")
     client.login(username="ana", password="pw-123456")
@@ -41,7 +41,7 @@ def test_upload_zip_of_agent_folder_is_ingested(
     settings,
     tmp_path: Path,
     django_capture_on_commit_callbacks,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
     data = zip_of(fixtures_root / "fixture-a-upstream" / "main")
     upload = SimpleUploadedFile("main.zip", data, content_type="application/zip")
@@ -62,7 +62,7 @@ def test_upload_tar_gz_of_data_root(
     settings,
     tmp_path: Path,
     django_capture_on_commit_callbacks,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:gz") as tf:
@@ -112,7 +112,7 @@ def test_zip_bomb_is_stopped_by_the_size_limit(tmp_path: Path) -> None:
 
 def test_bad_upload_gets_a_clear_error_and_keeps_nothing(
     client: Client, settings, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
     upload = SimpleUploadedFile("notes.zip", b"this is not an archive")
     response = client.post("/upload/?format=json", {"archive": upload})

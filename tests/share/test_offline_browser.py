@@ -22,7 +22,7 @@ document.addEventListener('securitypolicyviolation', (e) => window.__violations.
 """
 
 
-def test_offline_files_work_from_disk_without_network(page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_offline_files_work_from_disk_without_network(page, tmp_path: Path) -> None:
     fx.build(tmp_path / "root")
     client = Client()
     session_file = tmp_path / "session.html"
@@ -34,7 +34,7 @@ def test_offline_files_work_from_disk_without_network(page, tmp_path: Path) -> N
     requests: list[str] = []
     allowed = {session_file.as_uri(), canvas_file.as_uri()}
 
-    def only_the_file(route) -> None:  # type: ignore[no-untyped-def]
+    def only_the_file(route) -> None:
         requests.append(route.request.url)
         route.continue_() if route.request.url in allowed else route.abort()
 

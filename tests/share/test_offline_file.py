@@ -26,18 +26,18 @@ class Parts(HTMLParser):
         self.scripts: list[tuple[dict[str, str], str]] = []
         self._in: dict[str, str] | None = None
 
-    def handle_starttag(self, tag, attrs):  # type: ignore[no-untyped-def]
+    def handle_starttag(self, tag, attrs):
         self.tags.append((tag, {k: v or "" for k, v in attrs}))
         if tag == "script":
             self._in = dict(self.tags[-1][1])
             self.scripts.append((self._in, ""))
 
-    def handle_data(self, data):  # type: ignore[no-untyped-def]
+    def handle_data(self, data):
         if self._in is not None:
             attrs, text = self.scripts[-1]
             self.scripts[-1] = (attrs, text + data)
 
-    def handle_endtag(self, tag):  # type: ignore[no-untyped-def]
+    def handle_endtag(self, tag):
         if tag == "script":
             self._in = None
 
@@ -81,7 +81,7 @@ def offline_parts(html: str) -> tuple[Parts, dict]:
 
 def test_session_and_canvas_files_need_no_network_and_keep_hostile_text_inert(
     tmp_path: Path, settings
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     fx.build(tmp_path / "root")
     client = Client()  # loopback default: anonymous reading, as a local user
     response = client.get(f"/a/{fx.AGENT}/s/{fx.S1}/offline.html")
@@ -113,7 +113,7 @@ def test_session_and_canvas_files_need_no_network_and_keep_hostile_text_inert(
     assert "<b>bold" not in canvas  # a label's markup travels as escaped JSON text
 
 
-def test_a_huge_session_is_cut_to_its_last_rows_with_a_note(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_huge_session_is_cut_to_its_last_rows_with_a_note(tmp_path: Path, monkeypatch) -> None:
     fx.build(tmp_path / "root")
     monkeypatch.setattr(offline, "MAX_ROWS", 2)
     monkeypatch.setattr(offline, "MAX_REFS", 1)

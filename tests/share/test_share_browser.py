@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def test_share_link_flow(live_server, page, tmp_path: Path, settings) -> None:  # type: ignore[no-untyped-def]
+def test_share_link_flow(live_server, page, tmp_path: Path, settings) -> None:
     settings.MEMVIZ_ANONYMOUS_VIEW = False
     fx.build(tmp_path / "root")
     owner = Client()

@@ -21,7 +21,7 @@ LINK = re.compile(r"https?://[^/\s<]+(/share/([\w-]+)/)#([\w-]+)")
 
 
 @pytest.fixture
-def world(tmp_path: Path, settings):  # type: ignore[no-untyped-def]
+def world(tmp_path: Path, settings):
     settings.MEMVIZ_ANONYMOUS_VIEW = False  # reachable from other hosts: no anonymous reading
     settings.MEMVIZ_DATA_ROOT = tmp_path / "root"
     folder = fx.build(tmp_path / "root")
@@ -31,7 +31,7 @@ def world(tmp_path: Path, settings):  # type: ignore[no-untyped-def]
     return folder, owner, other
 
 
-def make_link(owner, path: str, days: str = "7") -> tuple[str, str, str]:  # type: ignore[no-untyped-def]
+def make_link(owner, path: str, days: str = "7") -> tuple[str, str, str]:
     client = Client()
     client.force_login(owner)
     response = client.post(path, {"days": days})
@@ -51,7 +51,7 @@ def holder(entry: str, secret: str) -> Client:
     return client
 
 
-def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:  # type: ignore[no-untyped-def]
+def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:
     folder, owner, _ = world
     entry, key, secret = make_link(owner, f"/a/{fx.AGENT}/share/")
     stored = ShareLink.objects.get(key=key)
@@ -113,7 +113,7 @@ def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:  # typ
     assert (folder / "mmds" / fx.FILE).read_text("utf-8") == fx.CANVAS
 
 
-def test_session_link_opens_that_session_and_the_refs_it_cites(world) -> None:  # type: ignore[no-untyped-def]
+def test_session_link_opens_that_session_and_the_refs_it_cites(world) -> None:
     folder, owner, _ = world
     entry, _key, secret = make_link(owner, f"/a/{fx.AGENT}/s/{fx.S1}/share/", days="1")
     client = holder(entry, secret)
@@ -143,7 +143,7 @@ def test_session_link_opens_that_session_and_the_refs_it_cites(world) -> None:  
     assert "secret-only-s2" not in str(session_json)
 
 
-def test_expired_and_revoked_links_answer_410_and_only_owner_or_staff_revoke(world) -> None:  # type: ignore[no-untyped-def]
+def test_expired_and_revoked_links_answer_410_and_only_owner_or_staff_revoke(world) -> None:
     _folder, owner, other = world
     entry, key, secret = make_link(owner, f"/a/{fx.AGENT}/share/")
     client = holder(entry, secret)
@@ -174,7 +174,7 @@ def test_expired_and_revoked_links_answer_410_and_only_owner_or_staff_revoke(wor
     assert Client().post(entry2, {"secret": secret2}).status_code == 410
 
 
-def test_lifetime_is_one_offered_and_never_past_ninety_days(world) -> None:  # type: ignore[no-untyped-def]
+def test_lifetime_is_one_offered_and_never_past_ninety_days(world) -> None:
     _folder, owner, _ = world
     for asked, days in (("30", 30), ("1000", 7), ("x", 7)):
         _entry, key, _secret = make_link(owner, f"/a/{fx.AGENT}/share/", days=asked)
@@ -185,7 +185,7 @@ def test_lifetime_is_one_offered_and_never_past_ninety_days(world) -> None:  # t
 
 
 @pytest.mark.django_db(transaction=True)
-def test_live_socket_follows_an_agent_link_only(world) -> None:  # type: ignore[no-untyped-def]
+def test_live_socket_follows_an_agent_link_only(world) -> None:
     from asgiref.sync import async_to_sync
     from channels.testing import WebsocketCommunicator
     from django.conf import settings as django_settings

@@ -92,7 +92,12 @@ def test_temp_name_is_a_dotfile_the_plugin_ignores(tmp_path: Path, monkeypatch) 
     path.write_bytes(b"{}")
     seen = []
     real_replace = os.replace
-    monkeypatch.setattr(os, "replace", lambda s, d: (seen.append(Path(s).name), real_replace(s, d)))
+
+    def recording_replace(source: str, target: str) -> None:
+        seen.append(Path(source).name)
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", recording_replace)
     write_atomic(path, b'{"a": 1}')
     (name,) = seen
     assert name.startswith(".state.json.memviz-tmp-")
@@ -111,8 +116,8 @@ def _load_victim():
     spec = importlib.util.spec_from_file_location(
         "crash_writer_proc", HERE / "crash_writer_proc.py"
     )
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
     spec.loader.exec_module(module)
     return module
 

@@ -35,7 +35,8 @@ def test_demo_reads_cleanly_apart_from_its_deliberate_oddities() -> None:
     corrupt, missing, unwrapped, unplaced, rows = [], [], 0, 0, 0
     for agent in agents:
         state = read_state(agent.state_path)
-        assert state.error is None and (agent.path / "mmds" / active_mmd_file(state)).is_file()
+        active = active_mmd_file(state)
+        assert state.error is None and active is not None and (agent.path / "mmds" / active).is_file()
         entries, error = read_registry(agent.registry_path, agent.path)
         assert error is None and all(e.exists for e in entries) and len(entries) >= 1
         canvas_ids = {i for p in agent.mmd_files for i in NODE_ID.findall(p.read_text())}
@@ -49,6 +50,7 @@ def test_demo_reads_cleanly_apart_from_its_deliberate_oddities() -> None:
                     unplaced += 1
                 else:
                     assert row.node_id in canvas_ids
+                assert row.result_ref is not None, row.tool_call_id  # every demo row has its ref
                 ref = resolve_ref(agent.path, row.result_ref)
                 if not ref.exists():
                     missing.append(ref.name)

@@ -18,6 +18,7 @@ NODE_ID = re.compile(r"^\s*(\d{3}-N\d+)\[", re.M)
 def generator(monkeypatch):
     path = REPO / "bench" / "generate_root.py"
     spec = importlib.util.spec_from_file_location("generate_root", path)
+    assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, "generate_root", module)
     spec.loader.exec_module(module)
@@ -34,7 +35,8 @@ def test_generated_root_is_consistent_for_the_reader(generator, tmp_path: Path) 
     rows = 0
     biggest = 0
     for agent in agents:
-        assert (agent.path / "mmds" / active_mmd_file(read_state(agent.state_path))).is_file()
+        active = active_mmd_file(read_state(agent.state_path))
+        assert active is not None and (agent.path / "mmds" / active).is_file()
         entries, error = read_registry(agent.registry_path, agent.path)
         assert error is None and len(entries) == 2 and all(e.exists for e in entries)
         node_ids: set[str] = set()
@@ -48,6 +50,7 @@ def test_generated_root_is_consistent_for_the_reader(generator, tmp_path: Path) 
             for row in chunk.rows:
                 rows += 1
                 assert row.node_id in node_ids or row.node_id in (None, "wait")
+                assert row.result_ref is not None, row.tool_call_id  # every row has its ref
                 assert read_ref_info(resolve_ref(agent.path, row.result_ref)).call_id == (
                     row.tool_call_id
                 )

@@ -122,6 +122,7 @@ def test_go_port_per_session_layout(tmp_path: Path) -> None:
         assert agent.session_files[1].state_path == second / "state.json"
         session = agent.session_files[0]
         row = read_rows(session.path).rows[0]
+        assert row.result_ref is not None
         assert resolve_ref(session.layout_dir, row.result_ref).is_file()
         assert active_mmd_file(read_state(agent.state_path)) in {"001-a.mmd", "001-b.mmd"}
 
@@ -156,6 +157,7 @@ def test_server_layout(tmp_path: Path) -> None:
         names = sorted({p.name for p in agent.extra_files})
         assert names == ["compact-state.json", "node-mapping.jsonl", "pending.jsonl"]
         row = read_rows(agent.session_files[0].path).rows[0]
+        assert row.result_ref is not None
         assert resolve_ref(agent.session_files[0].layout_dir, row.result_ref).is_file()
     (single,) = discover_agents(one)
     assert single.variant == "server" and len(single.session_files) == 1

@@ -164,6 +164,7 @@ def test_multi_megabyte_ref_is_paged_with_bounded_memory(tmp_path: Path) -> None
     assert size > 4_000_000
     tracemalloc.start()
     info = read_ref_info(path)
+    assert info.result_offset is not None
     first = read_ref_page(path, offset=info.result_offset, limit=65536)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
@@ -173,7 +174,8 @@ def test_multi_megabyte_ref_is_paged_with_bounded_memory(tmp_path: Path) -> None
     assert first.total_bytes == size and first.next_offset == first.offset + len(
         first.text.encode()
     )
-    pieces, offset = [], 0
+    pieces: list[str] = []
+    offset: int | None = 0
     while offset is not None:
         page = read_ref_page(path, offset=offset, limit=10_000)
         pieces.append(page.text)

@@ -43,7 +43,7 @@ header_line = st.one_of(
 @given(st.lists(header_line, max_size=12), st.booleans())
 def test_same_fields_on_arbitrary_headers(
     tmp_path_factory, lines: list[str], plugin_shaped: bool
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     if plugin_shaped:
         lines = [
             "# Tool Result: read",

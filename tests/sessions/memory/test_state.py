@@ -29,7 +29,7 @@ def test_corrupt_state_is_reported_not_raised(agent_a: Path) -> None:
     path = agent_a / "state.json"
     path.write_text('{"activeMmdFile": "002-migrate-orders-api.mmd",')
     state = read_state(path)
-    assert state.data == {} and "not valid JSON" in state.error
+    assert state.data == {} and "not valid JSON" in (state.error or "")
     assert state.raw.startswith('{"activeMmdFile"')
     assert active_mmd_file(state) is None
 
@@ -38,14 +38,14 @@ def test_state_with_a_bom_is_treated_as_corrupt_like_the_plugin(agent_a: Path) -
     path = agent_a / "state.json"
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     state = read_state(path)
-    assert state.data == {} and "BOM" in state.error and active_mmd_file(state) is None
+    assert state.data == {} and "BOM" in (state.error or "") and active_mmd_file(state) is None
 
 
 def test_missing_or_non_object_state(tmp_path: Path) -> None:
     assert read_state(None).error and read_state(None).data == {}
-    assert "missing" in read_state(tmp_path / "state.json").error
+    assert "missing" in (read_state(tmp_path / "state.json").error or "")
     (tmp_path / "state.json").write_text("[1]")
-    assert "not a JSON object" in read_state(tmp_path / "state.json").error
+    assert "not a JSON object" in (read_state(tmp_path / "state.json").error or "")
     (tmp_path / "state.json").write_bytes(b'{"activeMmdFile": "caf\xff.mmd"}')
     assert active_mmd_file(read_state(tmp_path / "state.json")) == "caf\ufffd.mmd"
 
@@ -66,7 +66,7 @@ def test_registry_marks_stale_entries(agent_b: Path) -> None:
     assert live.exists and live.session_id == "5d0c9e12-8b7a-4f31-9e2d-0c4b6a7f1e38"
     assert live.updated_at == "2026-06-13T03:31:12.502Z"
     stale = by_key["agent:coder:cron:nightly-deps"]
-    assert not stale.exists and stale.offload_file.endswith("0c1d2e3f4a5b.jsonl")
+    assert not stale.exists and (stale.offload_file or "").endswith("0c1d2e3f4a5b.jsonl")
 
 
 def test_registry_in_snake_case_and_with_hostile_file_names(tmp_path: Path) -> None:
@@ -87,7 +87,7 @@ def test_registry_in_snake_case_and_with_hostile_file_names(tmp_path: Path) -> N
         ("k1", "s1", True),
         ("k2", "x", False),
     ]
-    assert "k3" in error
+    assert "k3" in (error or "")
 
 
 def test_corrupt_or_absent_registry(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_corrupt_or_absent_registry(tmp_path: Path) -> None:
     assert read_registry(tmp_path / "sessions-registry.json", tmp_path) == ([], None)
     (tmp_path / "sessions-registry.json").write_text("{")
     entries, error = read_registry(tmp_path / "sessions-registry.json", tmp_path)
-    assert entries == [] and "not valid JSON" in error
+    assert entries == [] and "not valid JSON" in (error or "")
 
 
 def test_parse_session_key_follows_the_plugin() -> None:
