@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import reswap, trigger_client_event
 
 from canvases import history, lint, liveness, selectors, services
-from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
+from canvases.edit_ops import OPERATIONS, EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
 from canvases.models import Canvas
 from canvases.views import node_list_html, node_list_items, too_large_answer
@@ -48,11 +48,10 @@ def _params(request: HtmxHttpRequest) -> dict[str, Any]:
                 data[key] = int(data[key])
             except ValueError:
                 raise EditRefused(f"{key!r} must be a number") from None
-    for key in ("bridge", "drop_from_context", "confirm_live"):
-        if key in data:
-            data[key] = data[key] in ("1", "on", "true")
-    if data.get("op") == "prune":
-        data.setdefault("bridge", False)
+    entry = OPERATIONS.get(str(data.get("op")))
+    for key in (*(entry.flags if entry else ()), "confirm_live"):
+        # an unticked box sends nothing: absent from a form is "no" (JSON: the op's default)
+        data[key] = data.get(key) in ("1", "on", "true")
     if "steps" in form:  # the budget panel's chosen suggestions, one JSON step each
         try:
             data["steps"] = [json.loads(step) for step in form.getlist("steps")]
@@ -87,11 +86,6 @@ def _editor(request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome) -> HttpR
         "node_items": node_list_items(data, editable=True),
     }
     return render(request, "canvases/_editor.html", context)
-
-
-# Ops whose answer is the whole editor: they change what the page around the drawing offers
-# (the repair form, the goal form's values, the broken-canvas report), not only the drawing.
-WHOLE_EDITOR_OPS = frozenset({"repair", "agent_meta", "set_meta"})
 
 
 def _node_items_answer(data: dict[str, Any], before_text: str) -> SafeString:
@@ -178,7 +172,7 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     if result.rows_changed:
         summary += f"; {result.rows_changed} row(s) updated in the offload files"
     outcome = Outcome(ok=True, message=summary, warnings=result.warnings, body=result.as_json())
-    if op in WHOLE_EDITOR_OPS:
+    if OPERATIONS[op].whole_editor if op in OPERATIONS else False:
         return respond(
             request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
         )

@@ -19,7 +19,7 @@ from django.db import DatabaseError, transaction
 from canvases import history, liveness, own_writes, reverts
 from canvases.edit_ops import (
     EDIT_OPS,
-    MOVES_ROWS,
+    OPERATIONS,
     OPS,
     EditConflict,
     EditRefused,
@@ -208,18 +208,17 @@ def _edit(
         reapplied = True
     if op == "adopt":
         return _adopt(canvas, params, text, current, user)
+    entry = OPERATIONS[op]
     result = engine_apply(text, op, params)
     if result.text == text:
         raise EditRefused("this edit changes nothing")
     check_parses(text, result.text)
     after = visible_to_running_agent(text, lines_for_live_agent(canvas.agent, text, result.text))
-    deleted = (
-        {params["node"]} if op == "prune" and flag_param(params, "drop_from_context", False) else set()
-    )
+    deleted = entry.drops_rows(params)
     live = liveness.agent_live(canvas.agent)
     if deleted and live.live and not flag_param(params, "confirm_live", False):
         raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
-    plan = RowPlan.forward(result.id_map if op in MOVES_ROWS else {}, deleted)
+    plan = RowPlan.forward(result.id_map if entry.moves_rows else {}, deleted)
     written = _write(
         canvas, op, op_params(op, params), user, before_text=text, after_text=after, rows=plan
     )

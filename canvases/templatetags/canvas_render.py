@@ -9,6 +9,7 @@ from typing import Any
 from django import template
 
 from canvases.canvas_scene import canvas_scene
+from canvases.edit_ops import TOOLS, Tool
 from canvases.indexing import parsed
 from canvases.mermaid.mermaid_source import mermaid_view
 
@@ -57,3 +58,9 @@ def marked_lines(text: str, problems: list[dict[str, Any]] | None) -> list[dict[
         {"number": n, "text": line.rstrip("\r"), "problems": by_line.get(n, [])}
         for n, line in enumerate(lines, start=1)
     ]
+
+
+@register.simple_tag
+def edit_tools() -> tuple[Tool, ...]:
+    """The toolbar's buttons and their keys, from the op registry (`{% edit_tools as tools %}`)."""
+    return TOOLS

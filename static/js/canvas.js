@@ -394,7 +394,10 @@
     reveal(id, { open: false });
   }, true);
 
-  const SHORTCUTS = { m: "merge", a: "annotate", s: "status", e: "edit", g: "edge", t: "meta", Delete: "prune" };
+  // key → form, from the toolbar's buttons (their keys come from the op registry, canvases/edit_ops.py)
+  function shortcuts() {
+    return Object.fromEntries([...document.querySelectorAll(".edit-toolbar [data-key]")].map((b) => [b.dataset.key, b.dataset.open]));
+  }
   document.addEventListener("keydown", (ev) => {
     const typing = ev.target.closest("textarea, select, input:not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button])");
     if (typing) {
@@ -404,7 +407,8 @@
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
     if (document.querySelector("dialog[open]")) return;  // Escape closes the help, nothing else
     const editing = !!document.querySelector(".edit-toolbar");
-    if (editing && SHORTCUTS[ev.key]) { ev.preventDefault(); openForm(SHORTCUTS[ev.key]); return; }
+    const form = editing && shortcuts()[ev.key];
+    if (form) { ev.preventDefault(); openForm(form); return; }
     if (editing && ev.key === "z") { submitHidden("undo"); return; }
     if (editing && ev.key === "Z") { submitHidden("redo"); return; }
     if (ev.key === "Escape") { selection = []; showSelection(); closeForms(); return; }
