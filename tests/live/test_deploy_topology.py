@@ -31,6 +31,7 @@ import time
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -179,10 +180,11 @@ def post_ingest(browser: Browser) -> Answer:
 async def live_ready(port: int, slug: str) -> bool:
     """Does an agent page's websocket open and say live.ready (within 10 s)?"""
     import websockets
+    from websockets.typing import Origin
 
     url, origin = f"ws://127.0.0.1:{port}/ws/live/{slug}/", f"http://127.0.0.1:{port}"
     try:
-        async with websockets.connect(url, origin=origin, open_timeout=10) as ws:
+        async with websockets.connect(url, origin=Origin(origin), open_timeout=10) as ws:
             hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
     except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
         return False
@@ -204,12 +206,22 @@ def job_of(browser: Browser, job_id: int) -> dict:
     return browser.get(f"/jobs/{job_id}/?format=json").json()["job"]
 
 
+def job_done(browser: Browser, job_id: int) -> bool:
+    return job_of(browser, job_id)["status"] == "done"
+
+
+def has_rows(browser: Browser, slug: str, rows: int) -> bool:
+    return agent_rows(browser, slug) == rows
+
+
 def job_worker_pid(database_url: str, job_id: int) -> int:
     import psycopg
 
     with psycopg.connect(database_url, autocommit=True) as conn:
         row = conn.execute("SELECT worker FROM agent_sessions_ingestjob WHERE id = %s", [job_id])
-        return int(row.fetchone()[0].rpartition(":")[2])
+        found = row.fetchone()
+        assert found is not None, f"no job {job_id}"
+        return int(found[0].rpartition(":")[2])
 
 
 def test_the_deploy_guide_topology(deployment: dict) -> None:
@@ -238,7 +250,7 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     # either "machine", read through the other process.
     for n, (through, other) in enumerate([(one, two), (two, one)]):
         job = upload(through, f"up{n}", deployment["root"] / "big")
-        until(f"upload {n}", lambda j=job, t=through: job_of(t, j)["status"] == "done", 120, *logs)
+        until(f"upload {n}", partial(job_done, through, job), 120, *logs)
         (slug,) = job_of(through, job)["report"]["agents"]  # the name plus its path's hash
         assert agent_rows(other, slug) == ROWS
         session = other.get(f"/a/{slug}/?format=json").json()["sessions"][0]["id"]
@@ -276,7 +288,7 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
             sent += 1
         push = [sys.executable, "-m", "memviz.push", str(local), url, token, "--once"]
         subprocess.run(push, cwd=REPO, check=True, timeout=60, capture_output=True)
-        until(f"push {n + 1} indexed", lambda s=sent: agent_rows(one, "small") == s, 60, *logs)
+        until(f"push {n + 1} indexed", partial(has_rows, one, "small", sent), 60, *logs)
     slugs = [a["slug"] for a in two.get("/?format=json").json()["agents"]]
     assert [s for s in slugs if s.startswith("small")] == ["small"], slugs
 
@@ -343,12 +355,7 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     uploaded = small_agent(deployment["tmp"] / "uploaded")
     for n, (through, other) in enumerate([(one, two), (two, one)]):
         job = upload(through, f"after-redis{n}", uploaded)
-        until(
-            f"upload {n} after Redis",
-            lambda j=job, t=through: job_of(t, j)["status"] == "done",
-            60,
-            *logs,
-        )
+        until(f"upload {n} after Redis", partial(job_done, through, job), 60, *logs)
         assert agent_rows(other, job_of(through, job)["report"]["agents"][0]) == 5
 
     def refused_jobs_done() -> list[dict]:

@@ -79,7 +79,7 @@ def own_postgres(tmp_path: Path) -> Iterator[OwnPostgres]:
     shutil.rmtree(server.dir, ignore_errors=True)
 
 
-def timed(request: urllib.request.Request | str, opener=None) -> tuple[int, float, bytes]:  # type: ignore[no-untyped-def]
+def timed(request: urllib.request.Request | str, opener=None) -> tuple[int, float, bytes]:
     started = time.monotonic()
     try:
         with (opener or urllib.request.build_opener()).open(request, timeout=30) as answer:
@@ -89,7 +89,7 @@ def timed(request: urllib.request.Request | str, opener=None) -> tuple[int, floa
     return status, time.monotonic() - started, body
 
 
-def login_form(opener, base: str, user: str, password: str) -> urllib.request.Request:  # type: ignore[no-untyped-def]
+def login_form(opener, base: str, user: str, password: str) -> urllib.request.Request:
     """The login POST as a browser sends it (CSRF cookie and token from the form page)."""
     page = opener.open(f"{base}/login/", timeout=10).read().decode()
     token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
@@ -99,7 +99,7 @@ def login_form(opener, base: str, user: str, password: str) -> urllib.request.Re
     return urllib.request.Request(f"{base}/login/", data=body, headers={"Referer": base + "/"})
 
 
-def signed_in(base: str, user: str, password: str):  # type: ignore[no-untyped-def]
+def signed_in(base: str, user: str, password: str):
     opener = urllib.request.build_opener(
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
     )
@@ -107,9 +107,10 @@ def signed_in(base: str, user: str, password: str):  # type: ignore[no-untyped-d
     return opener
 
 
-def csrf_post(opener, base: str, path: str) -> urllib.request.Request:  # type: ignore[no-untyped-def]
+def csrf_post(opener, base: str, path: str) -> urllib.request.Request:
     jar = next(h for h in opener.handlers if isinstance(h, urllib.request.HTTPCookieProcessor))
     token = next(c.value for c in jar.cookiejar if c.name.endswith("csrftoken"))  # memviz<port>_csrftoken
+    assert token is not None
     return urllib.request.Request(
         f"{base}{path}", data=b"", headers={"X-CSRFToken": token, "Referer": base + "/"}
     )
@@ -175,7 +176,7 @@ def test_postgres_outage_answers_503_at_once_and_heals(
 
 
 @pytest.fixture
-def own_redis() -> Iterator[list]:  # type: ignore[type-arg]
+def own_redis() -> Iterator[list]:
     if shutil.which("redis-server") is None:
         pytest.skip("no redis-server")
     port = free_port()
@@ -193,17 +194,18 @@ def own_redis() -> Iterator[list]:  # type: ignore[type-arg]
 async def live_ready(port: int) -> bool:
     """Does the page's websocket open and say live.ready (within 10 s)?"""
     import websockets
+    from websockets.typing import Origin
 
     url, origin = f"ws://127.0.0.1:{port}/ws/live/small/", f"http://127.0.0.1:{port}"
     try:
-        async with websockets.connect(url, origin=origin, open_timeout=10) as ws:
+        async with websockets.connect(url, origin=Origin(origin), open_timeout=10) as ws:
             hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
     except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
         return False
     return hello.get("type") == "live.ready"
 
 
-def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redis: list) -> None:  # type: ignore[type-arg]
+def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redis: list) -> None:
     redis, command = own_redis
     url = f"redis://127.0.0.1:{command[2]}/0"
     small_agent(tmp_path / "root")
