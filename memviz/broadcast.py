@@ -17,7 +17,10 @@ from typing import Any
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
+from memviz import outage
+
 log = logging.getLogger(__name__)
+_REDIS_DOWN: tuple[type[BaseException], ...] = (OSError, *outage.queue_errors())
 
 # Above this many new rows per session, a message carries the count and the last ids only.
 MAX_IDS_PER_SESSION = 500
@@ -197,5 +200,7 @@ def _send_blocking(layer: Any, group: str, message: dict[str, Any]) -> None:
 async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
     try:
         await layer.group_send(group, message)
+    except _REDIS_DOWN as exc:  # Redis down: one line per outage, no traceback
+        outage.log_outage("queue", exc)
     except Exception:  # noqa: BLE001
         log.exception("live broadcast to %s failed", group)

@@ -11,7 +11,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, WebsocketConsumer
 from django.conf import settings
 
-from memviz import broadcast
+from memviz import broadcast, outage
 from memviz.odd_requests import CONTROL
 
 
@@ -72,9 +72,17 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         if groups is None:
             await self.close(code=4404)
             return
-        for group in groups:
-            await self.channel_layer.group_add(group, self.channel_name)
-        self.groups_joined = groups
+        refusals: tuple[type[BaseException], ...] = (OSError, *outage.queue_errors())
+        try:
+            for group in groups:
+                await self.channel_layer.group_add(group, self.channel_name)
+                self.groups_joined.append(group)
+        except refusals as exc:
+            # Redis (the channel layer) is down: refused at once, one log line, no traceback;
+            # the page says "reconnecting" and tries again (1013: try again later).
+            outage.log_outage("queue", exc)
+            await self.close(code=1013)
+            return
         await self.accept()
         await self.send_json({"type": "live.ready", "agent": agent, "groups": len(groups)})
 

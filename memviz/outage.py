@@ -27,7 +27,7 @@ RETRY_AFTER_S = 5
 _last_logged = 0.0
 
 
-def _queue_errors() -> tuple[type[BaseException], ...]:
+def queue_errors() -> tuple[type[BaseException], ...]:
     try:
         from kombu.exceptions import OperationalError as QueueError
         from redis.exceptions import ConnectionError as RedisDown
@@ -41,16 +41,21 @@ def what_is_down(exc: BaseException | None) -> str | None:
     """"database" / "queue" for an outage, None for any other error."""
     if isinstance(exc, (OperationalError, InterfaceError)):
         return "database"
-    if exc is not None and isinstance(exc, _queue_errors()):
+    if exc is not None and isinstance(exc, queue_errors()):
         return "queue"
     return None
 
 
-def outage_response(request: HttpRequest, down: str, exc: BaseException) -> HttpResponse:
+def log_outage(down: str, exc: BaseException) -> None:
+    """One warning line per outage (at most one per 10 s), not one per request or socket."""
     global _last_logged
-    if time.monotonic() - _last_logged > 10:  # one line per outage, not one per request
+    if time.monotonic() - _last_logged > 10:
         _last_logged = time.monotonic()
         log.warning("%s unavailable, answering 503: %s", down, exc)
+
+
+def outage_response(request: HttpRequest, down: str, exc: BaseException) -> HttpResponse:
+    log_outage(down, exc)
     message = (
         _("The database is not answering. memviz recovers by itself when it is back.")
         if down == "database"

@@ -232,5 +232,8 @@ def test_redis_outage_answers_503_at_once_for_an_ingest(tmp_path: Path, own_redi
         )
         assert json.loads(body)["status"] == "pending"
         assert asyncio.run(live_ready(port)) is True
+        # the outage was told in a line, not a traceback per refused socket or request
+        log = web.log.read_text()  # type: ignore[attr-defined]
+        assert "Traceback" not in log and "unavailable" in log, log[-3000:]
     finally:
         group.stop()
