@@ -21,14 +21,22 @@ from canvases import budget, landing
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import EditError, EditResult, agent_view, edits
+from canvases.messages import Said
 
 HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt", "drop_again")
 
 
 class EditRefused(Exception):
-    """A bad request (unknown node, empty merge, vanished file…); nothing was written."""
+    """A bad request (unknown node, empty merge, vanished file…); nothing was written. Its
+    argument is the reason: a `Said` (canvases/messages.py: a code, shown in the reader's
+    language by ``str()``) or the engine's own text."""
 
     status = 400
+
+    @property
+    def code(self) -> str | None:
+        said = self.args[0] if self.args else None
+        return said.code if isinstance(said, Said) else None
 
 
 class EditConflict(EditRefused):
@@ -36,7 +44,7 @@ class EditConflict(EditRefused):
 
     status = 409
 
-    def __init__(self, message: str, current_hash: str | None = None) -> None:
+    def __init__(self, message: str | Said, current_hash: str | None = None) -> None:
         super().__init__(message)
         self.current_hash = current_hash
 

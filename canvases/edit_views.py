@@ -63,7 +63,7 @@ def _params(request: HtmxHttpRequest) -> dict[str, Any]:
 
 
 def _refused(exc: EditRefused, canvas: Canvas) -> Outcome:
-    body: dict[str, Any] = {}
+    body: dict[str, Any] = {"code": exc.code} if exc.code else {}
     if isinstance(exc, EditConflict):
         body["conflict"] = True
         body["current_hash"] = exc.current_hash or canvas.content_hash

@@ -32,16 +32,9 @@ from canvases.edit_ops import (
     visible_to_running_agent,
 )
 from canvases.indexing import canvas_index_file, parsed, revision_record
-from canvases.live_rules import (
-    DROP_CONFIRMED,
-    DROP_WHILE_LIVE,
-    EDIT_WHILE_LIVE,
-    HEADER_WHILE_LIVE,
-    REAPPLIED_ON_NEWER,
-    REAPPLY_WHILE_LIVE,
-    lines_for_live_agent,
-)
+from canvases.live_rules import lines_for_live_agent
 from canvases.mermaid import agent_view, content_hash
+from canvases.messages import Said, reasons
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
 from canvases.write_path import Change, change_write, intents_recover
@@ -88,7 +81,7 @@ def _canvas_locked(canvas: Canvas) -> Iterator[Canvas]:
         intents_recover(agent)
         fresh = Canvas.objects.filter(pk=canvas.pk).first()
         if fresh is None:
-            raise EditRefused(f"{canvas.filename} is no longer indexed; it left the disk")
+            raise EditRefused(Said("not_indexed", file=canvas.filename))
         fresh.agent = agent
         yield fresh
 
@@ -110,11 +103,8 @@ def _run(canvas: Canvas, work: Callable[[Canvas], T]) -> T:
         with agent_locked(canvas.agent_id) as agent:
             recovered = [r for r in intents_recover(agent) if r is not None]
         if recovered:
-            raise EditConflict(
-                f"the database refused to record the change, so memviz finished it from its "
-                f"journal as r{recovered[-1].number}; reload to see it"
-            ) from None
-        raise EditConflict("the database was busy and nothing was written; try again") from None
+            raise EditConflict(Said("db_recovered", number=recovered[-1].number)) from None
+        raise EditConflict(Said("db_busy")) from None
     raise refused
 
 
@@ -123,20 +113,15 @@ def _read_disk(canvas: Canvas) -> tuple[str, str]:
     try:
         raw = read_regular(canvas.path, folders=2)  # mmds/<file>: no links, bounded
     except FileNotFoundError:
-        raise EditRefused(
-            f"{canvas.filename} vanished from disk (the agent may have deleted it); "
-            "nothing was written"
-        ) from None
+        raise EditRefused(Said("vanished", file=canvas.filename)) from None
     except (LinkRefused, UnsafePath) as exc:
-        raise EditRefused(f"{canvas.filename} is not a plain file of the agent folder: {exc}") from None
+        raise EditRefused(Said("not_plain_file", file=canvas.filename, reason=str(exc))) from None
     except FileTooLarge as exc:
-        raise EditRefused(f"{exc}; memviz does not edit it") from None
+        raise EditRefused(Said("too_large", reason=str(exc))) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise EditRefused(
-            f"{canvas.filename} holds bytes that are not UTF-8; editing it would lose them"
-        ) from None
+        raise EditRefused(Said("not_utf8", file=canvas.filename)) from None
     return text, content_hash(text)
 
 
@@ -172,7 +157,7 @@ def canvas_apply_edit(
 ) -> EditOutcome:
     """Apply one operation to the canvas file on disk (and its rows); see docs/curation.md."""
     if op not in OPS:
-        raise EditRefused(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
+        raise EditRefused(Said("unknown_op", op=op, ops=", ".join(OPS)))
     if op == "undo":
         return canvas_undo(canvas=canvas, user=user)
     if op == "redo":
@@ -180,14 +165,14 @@ def canvas_apply_edit(
     if op in ("restore", "reapply", "drop_again"):
         number = params.get("revision")
         if not isinstance(number, int):
-            raise EditRefused("'revision' must be a revision number")
+            raise EditRefused(Said("revision_number"))
         if op == "restore":
             return canvas_restore(canvas=canvas, number=number, base_hash=base_hash, user=user)
         confirm = flag_param(params, "confirm_live", False)
         run = canvas_reapply if op == "reapply" else canvas_drop_again
         return run(canvas=canvas, number=number, user=user, confirm_live=confirm)
     if not isinstance(base_hash, str) or not base_hash:
-        raise EditRefused("'base' (the content hash the edit was made on) is required")
+        raise EditRefused(Said("base_required"))
     return _run(canvas, lambda fresh: _edit(fresh, op, params, base_hash, user))
 
 
@@ -200,24 +185,20 @@ def _edit(
         base_text = history.base_text(canvas, base_hash)
         _sync(canvas)
         if base_text is None or not applies_cleanly(base_text, text, op, params):
-            raise EditConflict(
-                "the agent changed this canvas since you loaded it, and the nodes you edited "
-                "changed too; reload to see its version",
-                current,
-            )
+            raise EditConflict(Said("changed_and_touched"), current)
         reapplied = True
     if op == "adopt":
         return _adopt(canvas, params, text, current, user)
     entry = OPERATIONS[op]
     result = engine_apply(text, op, params)
     if result.text == text:
-        raise EditRefused("this edit changes nothing")
+        raise EditRefused(Said("no_change"))
     check_parses(text, result.text)
     after = visible_to_running_agent(text, lines_for_live_agent(canvas.agent, text, result.text))
     deleted = entry.drops_rows(params)
     live = liveness.agent_live(canvas.agent)
     if deleted and live.live and not flag_param(params, "confirm_live", False):
-        raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+        raise EditConflict(Said("drop_while_live", reasons=reasons(live.reasons)))
     plan = RowPlan.forward(result.id_map if entry.moves_rows else {}, deleted)
     written = _write(
         canvas, op, op_params(op, params), user, before_text=text, after_text=after, rows=plan
@@ -231,13 +212,13 @@ def _edit(
     )
     outcome.warnings += result.notes
     if deleted and live.live:
-        outcome.warnings.append(DROP_CONFIRMED)
+        outcome.warnings.append(str(Said("drop_confirmed")))
     if live.live and result.notes and not agent_view.read_meta(text).on_line_one:
-        outcome.warnings.append(HEADER_WHILE_LIVE)
+        outcome.warnings.append(str(Said("header_while_live")))
     if reapplied:
-        outcome.warnings.append(REAPPLIED_ON_NEWER)
+        outcome.warnings.append(str(Said("reapplied_on_newer")))
     if live.live:
-        outcome.warnings.append(EDIT_WHILE_LIVE)
+        outcome.warnings.append(str(Said("edit_while_live")))
     return outcome
 
 
@@ -248,11 +229,11 @@ def _adopt(
     source = text_param(params, "from")
     node = text_param(params, "node")
     if node not in parsed(text).nodes:
-        raise EditRefused(f"there is no node {node!r} in {canvas.filename}")
+        raise EditRefused(Said("no_such_node", node=node, file=canvas.filename))
     if source == node:
-        raise EditRefused("the rows already belong to that node")
+        raise EditRefused(Said("rows_already_there"))
     if not rows_with_nodes(Path(canvas.agent.path), {source}):
-        raise EditRefused(f"no rows have node_id {source!r}")
+        raise EditRefused(Said("no_rows_with_id", node=source))
     plan = RowPlan.forward({source: node}, set())
     written = _write(
         canvas,
@@ -276,7 +257,7 @@ def canvas_undo(*, canvas: Canvas, user: Any) -> EditOutcome:
     def work(fresh: Canvas) -> EditOutcome:
         target = history.undo_target(fresh)
         if target is None:
-            raise EditRefused("nothing to undo")
+            raise EditRefused(Said("nothing_to_undo"))
         return _swap(fresh, target, "undo", user)
 
     return _run(canvas, work)
@@ -286,7 +267,7 @@ def canvas_redo(*, canvas: Canvas, user: Any) -> EditOutcome:
     def work(fresh: Canvas) -> EditOutcome:
         target = history.redo_target(fresh)
         if target is None:
-            raise EditRefused("nothing to redo")
+            raise EditRefused(Said("nothing_to_redo"))
         return _swap(fresh, target, "redo", user)
 
     return _run(canvas, work)
@@ -334,13 +315,13 @@ def canvas_restore(*, canvas: Canvas, number: int, base_hash: str, user: Any) ->
     def work(fresh: Canvas) -> EditOutcome:
         revision = fresh.revisions.filter(number=number).first()
         if revision is None:
-            raise EditRefused(f"there is no revision {number}")
+            raise EditRefused(Said("no_such_revision", number=number))
         text, current = _read_disk(fresh)
         if base_hash and current != base_hash:
             _sync(fresh)
-            raise EditConflict("the agent changed this canvas since you loaded it; reload", current)
+            raise EditConflict(Said("changed_reload"), current)
         if revision.after_text == text:
-            raise EditRefused(f"the canvas already has the text of revision {number}")
+            raise EditRefused(Said("already_that_text", number=number))
         check_parses(text, revision.after_text)
         lines_for_live_agent(fresh.agent, text, revision.after_text, exact=True)
         after = visible_to_running_agent(text, revision.after_text)
@@ -365,13 +346,13 @@ def canvas_reapply(
     def work(fresh: Canvas) -> EditOutcome:
         revision = fresh.revisions.filter(number=number).exclude(author=history.AGENT_AUTHOR).first()
         if revision is None or revision.op not in EDIT_OPS:
-            raise EditRefused(f"revision {number} is not an edit that can be re-applied")
+            raise EditRefused(Said("not_reappliable", number=number))
         _sync(fresh)
         _, current = _read_disk(fresh)
         params = history.reapply_params(fresh, revision)
         live = liveness.agent_live(fresh.agent)
         if live.live and not confirm_live:
-            raise EditConflict(REAPPLY_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+            raise EditConflict(Said("reapply_while_live", reasons=reasons(live.reasons)))
         return _edit(fresh, revision.op, {**params, "confirm_live": confirm_live}, current, user)
 
     return _run(canvas, work)
@@ -385,10 +366,10 @@ def canvas_drop_again(
     def work(fresh: Canvas) -> EditOutcome:
         revision = fresh.revisions.filter(number=number).exclude(author=history.AGENT_AUTHOR).first()
         if revision is None or not (revision.remaps or {}).get("reverted"):
-            raise EditRefused(f"no row dropped by revision {number} was re-marked by the agent")
+            raise EditRefused(Said("none_remarked", number=number))
         live = liveness.agent_live(fresh.agent)
         if live.live and not confirm_live:
-            raise EditConflict(DROP_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+            raise EditConflict(Said("drop_while_live", reasons=reasons(live.reasons)))
         text, current = _read_disk(fresh)
         plan = RowPlan.forward({}, set(revision.remaps.get("mark_deleted") or []))
         written = _write(
@@ -400,7 +381,7 @@ def canvas_drop_again(
             revision=written.revision, hash=current, text=text, rows_changed=written.rows_changed
         )
         if live.live:
-            outcome.warnings.append(DROP_CONFIRMED)
+            outcome.warnings.append(str(Said("drop_confirmed")))
         return outcome
 
     return _run(canvas, work)
@@ -443,12 +424,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         agent = fresh.agent
         live = liveness.agent_live(agent)
         if live.live and not confirm_live:
-            raise EditConflict(
-                "the agent looks live ("
-                + "; ".join(live.reasons)
-                + "): a running gateway overwrites state.json within seconds. Stop it first, "
-                "or confirm to write anyway."
-            )
+            raise EditConflict(Said("resume_while_live", reasons=reasons(live.reasons)))
         path = confine(Path(agent.path), "state.json")
         previous = liveness.state_active(agent)
         priors = own_writes.before(agent, [path])
@@ -459,7 +435,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         except ValueError as exc:
             raise EditRefused(str(exc)) from None
         except OSError as exc:  # a FIFO, device, link or huge file: refused at once, never waited on
-            raise EditRefused(f"state.json cannot be written: {exc.strerror or exc}") from None
+            raise EditRefused(Said("state_unwritable", reason=exc.strerror or str(exc))) from None
         own_writes.record(agent, priors)
         active = liveness.state_active(agent) or ""
         held = active == fresh.filename
@@ -478,11 +454,8 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         agent.save(update_fields=["active_mmd_file", "state_data"])
         delta = AgentDelta(agent_pk=agent.pk, agent_slug=agent.slug, active_canvas=active)
         transaction.on_commit(lambda: broadcast_delta(delta))
-        message = (
-            f"{fresh.filename} is now the active canvas in state.json"
-            if held
-            else f"state.json was overwritten right after the write (it names {active!r}): "
-            "stop the agent's gateway and try again"
+        message = str(
+            Said("resumed", file=fresh.filename) if held else Said("resume_overwritten", active=active)
         )
         return ResumeOutcome(held=held, state_hash=new_hash, active=active, message=message)
 

@@ -1,0 +1,125 @@
+"""What the curation services say to people: one code per message, its words through gettext.
+
+A refusal or a warning carries a `Said` (a code and its values), not a sentence: it becomes text
+when shown, in the language of the request that shows it (`str()`), and the JSON answer carries
+its code for scripts (`edit_views._refused`). New wording goes here, and into the zh-hans
+catalogue with `make messages`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.functional import Promise
+from django.utils.translation import gettext_lazy as _
+
+TEXTS: dict[str, Promise] = {
+    # the canvas file and its index
+    "not_indexed": _("%(file)s is no longer indexed; it left the disk"),
+    "vanished": _("%(file)s vanished from disk (the agent may have deleted it); nothing was written"),
+    "not_plain_file": _("%(file)s is not a plain file of the agent folder: %(reason)s"),
+    "too_large": _("%(reason)s; memviz does not edit it"),
+    "not_utf8": _("%(file)s holds bytes that are not UTF-8; editing it would lose them"),
+    "db_recovered": _(
+        "the database refused to record the change, so memviz finished it from its journal as "
+        "r%(number)s; reload to see it"
+    ),
+    "db_busy": _("the database was busy and nothing was written; try again"),
+    # the request
+    "unknown_op": _("unknown operation %(op)r; expected one of %(ops)s"),
+    "revision_number": _("'revision' must be a revision number"),
+    "base_required": _("'base' (the content hash the edit was made on) is required"),
+    "changed_and_touched": _(
+        "the agent changed this canvas since you loaded it, and the nodes you edited changed "
+        "too; reload to see its version"
+    ),
+    "changed_reload": _("the agent changed this canvas since you loaded it; reload"),
+    "no_change": _("this edit changes nothing"),
+    # adopt
+    "no_such_node": _("there is no node %(node)r in %(file)s"),
+    "rows_already_there": _("the rows already belong to that node"),
+    "no_rows_with_id": _("no rows have node_id %(node)r"),
+    # history
+    "nothing_to_undo": _("nothing to undo"),
+    "nothing_to_redo": _("nothing to redo"),
+    "changed_since_revision": _(
+        "the canvas changed since revision %(number)s (the agent rewrote it or another edit "
+        "followed); restore a revision from the history instead"
+    ),
+    "no_such_revision": _("there is no revision %(number)s"),
+    "already_that_text": _("the canvas already has the text of revision %(number)s"),
+    "not_reappliable": _("revision %(number)s is not an edit that can be re-applied"),
+    "none_remarked": _("no row dropped by revision %(number)s was re-marked by the agent"),
+    # resume
+    "resume_while_live": _(
+        "the agent looks live (%(reasons)s): a running gateway overwrites state.json within "
+        "seconds. Stop it first, or confirm to write anyway."
+    ),
+    "state_unwritable": _("state.json cannot be written: %(reason)s"),
+    "resumed": _("%(file)s is now the active canvas in state.json"),
+    "resume_overwritten": _(
+        "state.json was overwritten right after the write (it names %(active)r): stop the "
+        "agent's gateway and try again"
+    ),
+    # a live agent (canvases/live_rules.py)
+    "drop_while_live": _(
+        "the agent looks live (%(reasons)s): a running gateway re-marks the rows it compresses, "
+        'which turns "deleted" back into true, and it reads "deleted" only when a session is '
+        "loaded again (spec §4.8.5). Stop the gateway first, or confirm to mark the rows anyway: "
+        "rows the agent re-marks are then listed on this canvas's page and its agent's page, "
+        'with "drop again".'
+    ),
+    "reapply_while_live": _(
+        "the agent looks live (%(reasons)s): its map-builder may drop this edit again within two "
+        "minutes. Confirm to re-apply it anyway."
+    ),
+    "header_while_live": _(
+        "memviz wrote the agent-readable metadata line at the top, which moves every line down "
+        "by one: a map-builder reply already in flight splices its blocks by line number and can "
+        "land one line off. memviz checks the canvas after the agent's next write and offers "
+        "re-apply"
+    ),
+    "drop_confirmed": _(
+        'the rows are marked "deleted", but the agent is running: it drops them from its context '
+        "only when the session is loaded again, and may re-mark them meanwhile (the page will "
+        "say so)"
+    ),
+    "reapplied_on_newer": _(
+        "the agent had changed this canvas since you loaded it; your edit touched nodes it did "
+        "not change, so it was applied to the agent's newer version"
+    ),
+    "edit_while_live": _(
+        "the agent is live: its map-builder may overwrite this edit within two minutes; memviz "
+        "keeps the edit in its history and offers to re-apply what a rewrite drops"
+    ),
+    "moves_lines_in_flight": _(
+        "%(reason)s: its reply will splice blocks into this canvas by line number (spec §7 "
+        "hazard 3), and this change would insert a line above lines the reply may target, so "
+        "the reply would land on the wrong lines. Nothing was written; try again once the reply "
+        "has landed (about two minutes at most)."
+    ),
+}
+
+
+class Said:
+    """A message by code with its values: text (in the active language) when ``str()``-ed."""
+
+    __slots__ = ("code", "values")
+
+    def __init__(self, code: str, **values: Any) -> None:
+        if code not in TEXTS:
+            raise KeyError(f"no message {code!r} in canvases/messages.py")
+        self.code = code
+        self.values = values
+
+    def __str__(self) -> str:
+        text = str(TEXTS[self.code])
+        return text % self.values if self.values else text
+
+    def __repr__(self) -> str:
+        return f"Said({self.code!r}, {self.values!r})"
+
+
+def reasons(items: list[str]) -> str:
+    """A live agent's reasons, joined as every message shows them."""
+    return "; ".join(items)
