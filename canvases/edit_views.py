@@ -264,14 +264,20 @@ def preview_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespo
 
 
 @require_http_methods(["GET", "POST"])
-@signed_in_to_write
 def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     """GET: the preview; POST: make this canvas the active one in state.json."""
+    if request.method == "GET":
+        obj = agent_get(agent)
+        selectors.canvas_get(obj, canvas)  # 404 for a canvas that is not indexed
+        return redirect(reverse("canvas-preview", args=[agent, canvas]))
+    return _resume_write(request, agent, canvas)
+
+
+@signed_in_to_write
+def _resume_write(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     back = reverse("canvas-preview", args=[agent, canvas])
-    if request.method == "GET":
-        return redirect(back)
     try:
         confirm = bool(_params(request).get("confirm_live"))
         result = services.canvas_resume(canvas=canvas_obj, user=request.user, confirm_live=confirm)
