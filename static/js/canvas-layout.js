@@ -282,6 +282,15 @@
         minY = Math.min(minY, ys[i] - s.h / 2); maxY = Math.max(maxY, ys[i] + s.h / 2);
       });
       if (!g.children.length) { minX = minY = 0; maxX = maxY = 0; }
+      // an edge's bends (a long edge routed beside its ranks) are inside the block too: else
+      // they would leave their group's box, and at the top the drawing's view
+      for (const r of routeList) {
+        if (!r) continue;
+        for (const [px, py] of r) {
+          minX = Math.min(minX, px - DUMMY_W / 2); maxX = Math.max(maxX, px + DUMMY_W / 2);
+          minY = Math.min(minY, py); maxY = Math.max(maxY, py);
+        }
+      }
       const pad = isRoot ? 0 : GROUP_PAD;
       const top = isRoot ? 0 : TITLE_H;
       let width = maxX - minX + 2 * pad;

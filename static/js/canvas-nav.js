@@ -15,13 +15,14 @@
   function haystack(n) {
     return (n.id + "\n" + n.lines.join("\n") + "\nstatus: " + (n.status || "none")).toLowerCase();
   }
-  function search(query) {
-    const scene = canvas() && canvas().scene();
+  // The nodes of a scene that hold every word of the query (id, label lines, status; any case).
+  function matches(scene, query) {
     const q = query.trim().toLowerCase();
     if (!scene || !q) return [];
     const words = q.split(/\s+/);
     return scene.nodes.filter((n) => { const h = haystack(n); return words.every((w) => h.includes(w)); });
   }
+  const search = (query) => matches(canvas() && canvas().scene(), query);
 
   function showHits() {
     const list = document.getElementById("canvas-hits");
@@ -146,6 +147,7 @@
 
   window.memvizNav = {
     search,
+    matches,
     drawn() { if (hits.length) markHits(); },
   };
 })();
