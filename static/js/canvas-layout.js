@@ -256,7 +256,6 @@
     const localRoutes = new Map(); // edge index -> {block, points}
     const size = new Map();
     const run = (g, isRoot) => {
-      for (const c of g.children) if (c.children) run(c, false);
       const dir = ((isRoot ? rootDir : g.dir) || rootDir).toUpperCase();
       const horizontal = dir === "LR" || dir === "RL";
       const kids = g.children.map((c) => {
@@ -304,21 +303,28 @@
       });
       size.set(g.id, { w: width, h: maxY - minY + 2 * pad + top });
     };
-    run(tree, true);
+    // groups children first, without recursion (a scene may nest thousands deep)
+    const order = [];
+    const todo = [tree];
+    while (todo.length) {
+      const g = todo.pop();
+      order.push(g);
+      for (const c of g.children) if (c.children) todo.push(c);
+    }
+    for (let i = order.length - 1; i >= 0; i--) run(order[i], order[i] === tree);
     // absolute positions, top-down
     const boxes = new Map();
     const origin = new Map([[tree.id, { x: 0, y: 0 }]]);
-    const place = (g) => {
+    for (const g of order) { // parents before children: each group's origin is set first
       const o = origin.get(g.id);
       for (const c of g.children) {
         const l = local.get(c.id);
         const s = c.children ? size.get(c.id) : c;
         const box = { x: o.x + l.x, y: o.y + l.y, w: s.w, h: s.h };
         boxes.set(c.id, box);
-        if (c.children) { origin.set(c.id, { x: box.x - s.w / 2, y: box.y - s.h / 2 }); place(c); }
+        if (c.children) origin.set(c.id, { x: box.x - s.w / 2, y: box.y - s.h / 2 });
       }
-    };
-    place(tree);
+    }
     const routes = new Map();
     for (const [k, r] of localRoutes) {
       const o = origin.get(r.block.id);

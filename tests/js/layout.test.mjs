@@ -96,3 +96,12 @@ test("an edge across ranks is routed between its ends, inside the drawing", () =
     assert.ok(py > a.y && py < d.y, "its bends lie between its ends' ranks");
   }
 });
+
+test("groups nested thousands deep are laid out without running out of stack", () => {
+  let inner = { id: "n", w: 40, h: 20 };
+  for (let k = 0; k < 20000; k++) inner = { id: `g${k}`, title: "", titleW: 0, children: [inner] };
+  const { boxes } = L.layout({ id: "root", children: [inner] }, [], "TD");
+  const n = boxes.get("n"), outer = boxes.get("g19999");
+  assert.ok(Number.isFinite(n.x) && Number.isFinite(n.y));
+  assert.ok(n.x - n.w / 2 >= outer.x - outer.w / 2 && n.y + n.h / 2 <= outer.y + outer.h / 2);
+});
