@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 from urllib.parse import parse_qs
@@ -13,6 +14,8 @@ from django.conf import settings
 
 from memviz import broadcast, outage
 from memviz.odd_requests import CONTROL
+
+_CHANNEL_LAYER_DOWN: tuple[type[BaseException], ...] = (OSError, *outage.queue_errors())
 
 
 def _query(scope: dict[str, Any]) -> dict[str, str]:
@@ -56,6 +59,17 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
 
     groups_joined: list[str]
 
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        """Redis (the channel layer) down while the socket waits on its channel: the socket is
+        closed (1013, try again later: the page reconnects) and the outage logged once, not a
+        traceback per socket."""
+        try:
+            await super().__call__(scope, receive, send)
+        except _CHANNEL_LAYER_DOWN as exc:
+            outage.log_outage("queue", exc)
+            with contextlib.suppress(Exception):  # the socket may be gone already
+                await send({"type": "websocket.close", "code": 1013})
+
     async def connect(self) -> None:
         self.groups_joined = []
         agent = self.scope["url_route"]["kwargs"]["agent"]
@@ -72,12 +86,11 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
         if groups is None:
             await self.close(code=4404)
             return
-        refusals: tuple[type[BaseException], ...] = (OSError, *outage.queue_errors())
         try:
             for group in groups:
                 await self.channel_layer.group_add(group, self.channel_name)
                 self.groups_joined.append(group)
-        except refusals as exc:
+        except _CHANNEL_LAYER_DOWN as exc:
             # Redis (the channel layer) is down: refused at once, one log line, no traceback;
             # the page says "reconnecting" and tries again (1013: try again later).
             outage.log_outage("queue", exc)
