@@ -246,6 +246,28 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
         base = edit.json()["hash"]
         assert other.get(canvas + "?format=json").json()["content_hash"] == base
 
+    # Two people at once, one through each process, on the same node from the same base: one
+    # edit lands, the other is refused with the reason (409), never both written or one lost.
+    def annotate(through: Browser, text: str, out: list) -> None:
+        payload = {"op": "annotate", "node": "001-N4", "text": text, "base": base}
+        out.append((text, through.post_json(canvas + "ops/?format=json", payload)))
+
+    answers: list = []
+    racing = [
+        threading.Thread(target=annotate, args=(b, f"race {i}", answers)) for i, b in enumerate((one, two))
+    ]
+    for thread in racing:
+        thread.start()
+    for thread in racing:
+        thread.join(60)
+    assert sorted(a.status for _, a in answers) == [200, 409], [(t, a.status, a.body[:200]) for t, a in answers]
+    won = next(t for t, a in answers if a.status == 200)
+    lost = next(a for _, a in answers if a.status == 409)
+    assert lost.json()["conflict"] is True and lost.json()["error"]
+    node = next(n for n in two.get(canvas + "?format=json").json()["nodes"] if n["id"] == "001-N4")
+    assert node["extra"]["note"] == won, node
+    base = one.get(canvas + "?format=json").json()["content_hash"]
+
     # Uploads through either process: stored in the shared folder, indexed by a worker on
     # either "machine", read through the other process.
     for n, (through, other) in enumerate([(one, two), (two, one)]):
