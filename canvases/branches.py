@@ -31,6 +31,7 @@ from canvases.mermaid.branch import (
     file_number,
     next_free_number,
 )
+from canvases.messages import Said, reasons
 from canvases.models import Canvas, Revision
 from canvases.services import _author, _run  # the one lock-and-recover wrapper of services
 from canvases.write_path import Change, change_write
@@ -42,12 +43,6 @@ from sessions.memory.row_fields import node_aliases, row_spelling
 from sessions.models import Agent, AgentSession, NodeRowCount, Row
 
 REVISION, CURRENT, REPLAY = "revision", "current", "replay"
-BRANCH_WHILE_LIVE = (
-    "the agent looks live ({reasons}): it starts a new canvas under the next number when it "
-    "switches task, and may pick this branch's number at the same moment (memviz checks right "
-    "before and after writing, but cannot lock the agent out). Stop the gateway first, or "
-    "confirm to write anyway."
-)
 
 
 @dataclass
@@ -90,7 +85,7 @@ def moment_of_revision(canvas: Canvas, number: int) -> Moment:
     """Revision `number`'s text, and the rows mapped while it was the canvas's text."""
     revision = canvas.revisions.filter(number=number).only("after_text", "number").first()
     if revision is None:
-        raise EditRefused(f"{canvas.filename} has no revision {number}")
+        raise EditRefused(Said("branch_no_revision", file=canvas.filename, number=number))
     later = (
         canvas.revisions.filter(number__gt=number).order_by("number").values_list("created_at")
     ).first()
@@ -108,12 +103,12 @@ def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Mom
 
     session = AgentSession.objects.filter(agent=agent, session_id=session_id).first()
     if session is None:
-        raise EditRefused(f"{agent.slug} has no session {session_id!r}")
+        raise EditRefused(Said("branch_no_session", agent=agent.slug, session=session_id))
     replay = replay_for(agent, session)
     index = next((i for i, r in enumerate(replay.rows) if r.line_no >= line), None)
     scene_index = replay.scene_of[index] if index is not None else None
     if index is None or scene_index is None:
-        raise EditRefused(f"the replay shows no canvas at row {line}")
+        raise EditRefused(Said("branch_no_canvas_at_row", line=line))
     scene = replay.scenes[scene_index]
     text = scene.text
     present = set(scene.present(index))
@@ -121,7 +116,7 @@ def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Mom
         for node_id in [n.id for n in scene.nodes if n.id not in present]:
             text = edits.prune(text, node_id, bridge=False).text  # not there yet at this instant
     except edits.EditError as exc:
-        raise EditRefused(f"the canvas of that instant cannot be rebuilt: {exc}") from None
+        raise EditRefused(Said("branch_not_rebuilt", reason=str(exc))) from None
     moment = Moment(
         REPLAY,
         text,
@@ -221,7 +216,7 @@ def canvas_branch(
         agent = fresh.agent
         live = liveness.agent_live(agent)
         if live.live and not confirm_live:
-            raise EditConflict(BRANCH_WHILE_LIVE.format(reasons="; ".join(live.reasons)))
+            raise EditConflict(Said("branch_while_live", reasons=reasons(live.reasons)))
         if moment is not None:
             then = moment
         elif revision is not None:

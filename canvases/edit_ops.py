@@ -54,7 +54,7 @@ class WriteFailed(EditRefused):
 
     status = 507
 
-    def __init__(self, message: str, *, file: str, reason: str) -> None:
+    def __init__(self, message: str | Said, *, file: str, reason: str) -> None:
         super().__init__(message)
         self.file = file
         self.reason = reason
@@ -63,9 +63,9 @@ class WriteFailed(EditRefused):
 def text_param(params: dict[str, Any], key: str) -> str:
     value = params.get(key)
     if value is None or (isinstance(value, str) and not value.strip()):
-        raise EditRefused(f"{key!r} is required")
+        raise EditRefused(Said("field_required", field=repr(key)))
     if not isinstance(value, str):
-        raise EditRefused(f"{key!r} must be text")
+        raise EditRefused(Said("field_text", field=repr(key)))
     return value
 
 
@@ -74,7 +74,7 @@ def optional_param(params: dict[str, Any], key: str) -> str | None:
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise EditRefused(f"{key!r} must be text")
+        raise EditRefused(Said("field_text", field=repr(key)))
     return value
 
 
@@ -107,7 +107,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
 def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
     entry = OPERATIONS.get(op)
     if entry is None:
-        raise EditRefused(f"unknown operation {op!r}; expected one of {', '.join(OPS)}")
+        raise EditRefused(Said("unknown_op", op=op, ops=", ".join(OPS)))
     return entry.run(text, params)
 
 
@@ -131,7 +131,7 @@ def check_parses(before: str, after: str) -> None:
         return sum(1 for p in parsed(text).problems if p.severity == "error")
 
     if errors(after) > errors(before):
-        raise EditRefused("the edited canvas would not parse; nothing was written")
+        raise EditRefused(Said("would_not_parse"))
 
 
 def _node_signature(doc: ParsedCanvas, node_id: str) -> tuple | None:

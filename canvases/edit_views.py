@@ -15,6 +15,7 @@ from django_htmx.http import reswap, trigger_client_event
 from canvases import history, lint, liveness, selectors, services
 from canvases.edit_ops import OPERATIONS, EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
+from canvases.messages import Said
 from canvases.models import Canvas
 from canvases.views import node_list_html, node_list_items, too_large_answer
 from memviz.access import signed_in_to_write
@@ -33,9 +34,9 @@ def _params(request: HtmxHttpRequest) -> dict[str, Any]:
         try:
             data = json.loads(request.body or b"{}")
         except (ValueError, RecursionError):
-            raise EditRefused("the request body is not valid JSON") from None
+            raise EditRefused(Said("body_not_json")) from None
         if not isinstance(data, dict):
-            raise EditRefused("the request body must be a JSON object")
+            raise EditRefused(Said("body_not_object"))
         return data
     form: QueryDict = request.POST
     data = {k: form.get(k) for k in form if k not in LIST_FIELDS and k != "csrfmiddlewaretoken"}
@@ -47,7 +48,7 @@ def _params(request: HtmxHttpRequest) -> dict[str, Any]:
             try:
                 data[key] = int(data[key])
             except ValueError:
-                raise EditRefused(f"{key!r} must be a number") from None
+                raise EditRefused(Said("field_number", field=repr(key))) from None
     entry = OPERATIONS.get(str(data.get("op")))
     for key in (*(entry.flags if entry else ()), "confirm_live"):
         # an unticked box sends nothing: absent from a form is "no" (JSON: the op's default)
@@ -56,7 +57,7 @@ def _params(request: HtmxHttpRequest) -> dict[str, Any]:
         try:
             data["steps"] = [json.loads(step) for step in form.getlist("steps")]
         except (ValueError, RecursionError):
-            raise EditRefused("a step is not valid JSON") from None
+            raise EditRefused(Said("step_not_json")) from None
     if data.get("op") == "set_status" and len(data.get("nodes") or []) > 1:
         data.update(op="bulk", action="set_status")  # the Status tool sets every selected node
     return data
@@ -154,7 +155,7 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
         op = params.pop("op", None)
         base = params.pop("base", "") or ""
         if not isinstance(op, str):
-            raise EditRefused("'op' is required")
+            raise EditRefused(Said("op_required"))
         result = services.canvas_apply_edit(
             canvas=canvas_obj, op=op, params=params, base_hash=base, user=request.user
         )

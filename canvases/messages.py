@@ -61,6 +61,39 @@ TEXTS: dict[str, Promise] = {
         "state.json was overwritten right after the write (it names %(active)r): stop the "
         "agent's gateway and try again"
     ),
+    # the request (edit_views, edit_ops)
+    "body_not_json": _("the request body is not valid JSON"),
+    "body_not_object": _("the request body must be a JSON object"),
+    "field_number": _("%(field)s must be a number"),
+    "step_not_json": _("a step is not valid JSON"),
+    "op_required": _("'op' is required"),
+    "field_required": _("%(field)s is required"),
+    "field_text": _("%(field)s must be text"),
+    "would_not_parse": _("the edited canvas would not parse; nothing was written"),
+    # writing (write_path)
+    "changed_while_writing": _(
+        "the agent changed this canvas while the edit was being written; reload and try again"
+    ),
+    "name_taken": _(
+        "mmds/%(file)s appeared on disk while the new canvas was being written (the agent may "
+        "have started a task under that number); nothing was written, try again"
+    ),
+    "rows_not_updated": _(
+        "the canvas was written but the rows of %(file)s could not be updated (%(reason)s); "
+        "memviz finishes this change at the next write to this agent or at start-up"
+    ),
+    "disk_refused": _("could not write %(file)s: %(reason)s; nothing was changed"),
+    # branches
+    "branch_no_revision": _("%(file)s has no revision %(number)s"),
+    "branch_no_session": _("%(agent)s has no session %(session)r"),
+    "branch_no_canvas_at_row": _("the replay shows no canvas at row %(line)s"),
+    "branch_not_rebuilt": _("the canvas of that instant cannot be rebuilt: %(reason)s"),
+    "branch_while_live": _(
+        "the agent looks live (%(reasons)s): it starts a new canvas under the next number when it "
+        "switches task, and may pick this branch's number at the same moment (memviz checks "
+        "right before and after writing, but cannot lock the agent out). Stop the gateway first, "
+        "or confirm to write anyway."
+    ),
     # a live agent (canvases/live_rules.py)
     "drop_while_live": _(
         "the agent looks live (%(reasons)s): a running gateway re-marks the rows it compresses, "

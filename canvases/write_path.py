@@ -42,6 +42,7 @@ from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.indexing import canvas_apply_text, canvas_number_and_label, read_text
 from canvases.mermaid import content_hash
 from canvases.mermaid.branch import file_number
+from canvases.messages import Said
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan, rows_index_apply
 from memviz.broadcast import CanvasChange, broadcast_change
@@ -183,11 +184,7 @@ def _prepare(
         _abort(canvas_temp, row_temps)
         if error.current_hash is None:
             raise EditRefused(str(error)) from None
-        raise EditConflict(
-            "the agent changed this canvas while the edit was being written; reload and try "
-            "again",
-            error.current_hash,
-        ) from None
+        raise EditConflict(Said("changed_while_writing"), error.current_hash) from None
     except FileExistsError:
         _abort(canvas_temp, row_temps)
         raise _name_taken(path.name) from None
@@ -201,10 +198,7 @@ def _prepare(
 
 
 def _name_taken(name: str) -> EditConflict:
-    return EditConflict(
-        f"mmds/{name} appeared on disk while the new canvas was being written (the agent may "
-        "have started a task under that number); nothing was written, try again"
-    )
+    return EditConflict(Said("name_taken", file=name))
 
 
 def _refuse_taken_number(path: Path) -> None:
@@ -242,11 +236,7 @@ def _commit(
         except PreconditionFailed as error:
             _abort(None, row_temps)
             journal.intent_clear(journal_dir(), intent.id)
-            raise EditConflict(
-                "the agent changed this canvas while the edit was being written; reload and "
-                "try again",
-                error.current_hash,
-            ) from None
+            raise EditConflict(Said("changed_while_writing"), error.current_hash) from None
         except OSError as error:
             _abort(None, row_temps)
             journal.intent_clear(journal_dir(), intent.id)
@@ -289,12 +279,7 @@ def _created_alone(path: Path) -> None:
 
 def _partial(error: Exception, name: str) -> WriteFailed:
     reason = DISK_ERRORS.get(getattr(error, "errno", None) or 0, str(error))
-    return WriteFailed(
-        f"the canvas was written but the rows of {name} could not be updated ({reason}); "
-        "memviz finishes this change at the next write to this agent or at start-up",
-        file=name,
-        reason=reason,
-    )
+    return WriteFailed(Said("rows_not_updated", file=name, reason=reason), file=name, reason=reason)
 
 
 def _abort(canvas_temp: PreparedWrite | None, row_temps: list[PreparedRemap]) -> None:
@@ -306,9 +291,7 @@ def _abort(canvas_temp: PreparedWrite | None, row_temps: list[PreparedRemap]) ->
 
 def _disk_error(error: OSError, name: str) -> WriteFailed:
     reason = DISK_ERRORS.get(error.errno or 0, error.strerror or str(error))
-    return WriteFailed(
-        f"could not write {name}: {reason}; nothing was changed", file=name, reason=reason
-    )
+    return WriteFailed(Said("disk_refused", file=name, reason=reason), file=name, reason=reason)
 
 
 # ---------------------------------------------------------------------------------------------
