@@ -116,3 +116,59 @@ def test_the_cores_know_nothing_of_django_or_the_apps() -> None:
                     assert top != "django", f"{path}: imports {module}"
                     if top in PACKAGES:
                         assert any(module.startswith(a) for a in allowed), f"{path}: imports {module}"
+
+
+ROOF = ("memviz.urls", "memviz.routing", "memviz.asgi", "memviz.wsgi", "memviz.consumers")
+# sessions (the index and its pages) importing canvases (the curation app) beyond its Django-free
+# engine: the back edges the app split of issue 24 is to remove. The list may only shrink: a new
+# back edge fails here (docs/architecture.md, "One home for each rule", says where code goes).
+KNOWN_BACK_EDGES = {
+    ("sessions.canvas_search", "canvases.models"),
+    ("sessions.compare_selectors", "canvases.models"),
+    ("sessions.counters", "canvases.models"),
+    ("sessions.debug_cache", "canvases.models"),
+    ("sessions.debug_selectors", "canvases.models"),
+    ("sessions.debug_views", "canvases"),
+    ("sessions.debug_views", "canvases.liveness"),
+    ("sessions.debug_views", "canvases.models"),
+    ("sessions.debug_views", "canvases.node_removal"),
+    ("sessions.ingest", "canvases"),
+    ("sessions.ingest", "canvases.indexing"),
+    ("sessions.ingest", "canvases.reverts"),
+    ("sessions.ingest", "canvases.write_path"),
+    ("sessions.management.commands.run", "canvases.write_path"),
+    ("sessions.offline", "canvases.canvas_scene"),
+    ("sessions.offline", "canvases.models"),
+    ("sessions.replay", "canvases.canvas_scene"),
+    ("sessions.selectors", "canvases.models"),
+    ("sessions.share_views", "canvases.models"),
+    ("sessions.templatetags.debug_badges", "canvases.models"),
+    ("sessions.views", "canvases"),
+    ("sessions.views", "canvases.lineage"),
+    ("sessions.views", "canvases.liveness"),
+    ("sessions.views", "canvases.reverts"),
+}
+
+
+def test_no_new_import_points_up() -> None:
+    """The apps never import the roof (URLs, routing, consumers, the ASGI/WSGI entry points),
+    and sessions imports no more of canvases than the known back edges above."""
+    graph = _graph()
+    up = sorted(
+        (name, target)
+        for name, imports in graph.items()
+        if name.split(".")[0] in ("canvases", "sessions", "reviews")
+        for target in imports
+        if target in ROOF
+    )
+    assert up == []
+    back = {
+        (name, target)
+        for name, imports in graph.items()
+        if name.startswith("sessions.")
+        for target in imports
+        if target.split(".")[0] == "canvases" and not target.startswith("canvases.mermaid")
+    }
+    assert back <= KNOWN_BACK_EDGES, sorted(back - KNOWN_BACK_EDGES)
+    # an edge removed is taken off the list, so it cannot come back unnoticed
+    assert back == KNOWN_BACK_EDGES, sorted(KNOWN_BACK_EDGES - back)
