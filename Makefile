@@ -22,9 +22,9 @@ CONCURRENCY ?= 2
 web:
 	$(BIN)/python manage.py run --no-worker --host $(HOST) --port $(PORT)
 
-# A Celery worker: NAME must differ between workers of one machine.
+# A Celery worker, started again whenever it exits: NAME must differ between workers of one machine.
 worker:
-	$(BIN)/celery -A memviz --quiet worker --loglevel=WARNING --concurrency=$(CONCURRENCY) -n $(NAME)@%h
+	$(BIN)/python manage.py worker --name $(NAME) --concurrency $(CONCURRENCY)
 
 # A watcher on its own (optional: every `make web` brings one); any number, one is elected.
 watch:

@@ -297,10 +297,12 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
     # An agent pushed through one web process, then (one more row) through the other: one agent,
     # every row, in the shared folder (not one copy per machine, not `small--<hash>`).
     local = small_agent(deployment["tmp"] / "pushing")
-    token = subprocess.run(
+    made = subprocess.run(
         [sys.executable, "manage.py", "stream_token", "small"], cwd=REPO, env=deployment["env"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip().splitlines()[-1]
+        capture_output=True, text=True,
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    token = made.stdout.strip().splitlines()[-1]
     (session,) = local.glob("offload-*.jsonl")
     sent = len(session.read_text("utf-8").splitlines())
     for n, url in enumerate((url1, url2)):
@@ -309,7 +311,8 @@ def test_the_deploy_guide_topology(deployment: dict) -> None:
                 handle.write(json.dumps({"tool_call_id": "pushed-late", "tool_call": "exec", "summary": "late"}) + "\n")
             sent += 1
         push = [sys.executable, "-m", "memviz.push", str(local), url, token, "--once"]
-        subprocess.run(push, cwd=REPO, check=True, timeout=60, capture_output=True)
+        pushed = subprocess.run(push, cwd=REPO, timeout=60, capture_output=True, text=True)
+        assert pushed.returncode == 0, (n, pushed.stdout[-2000:], pushed.stderr[-2000:])
         until(f"push {n + 1} indexed", partial(has_rows, one, "small", sent), 60, *logs)
     slugs = [a["slug"] for a in two.get("/?format=json").json()["agents"]]
     assert [s for s in slugs if s.startswith("small")] == ["small"], slugs

@@ -1,0 +1,46 @@
+"""``manage.py worker``: a Celery worker kept running — `make worker` on each worker machine.
+
+Celery's own worker can exit for good when its broker goes away at the wrong moment (kombu's
+"Unrecoverable error" on a Redis restart, seen in the deploy guide's trial), so this command
+starts it as a child and starts it again whenever it exits (`run`'s Supervisor: a child that
+keeps dying is restarted more slowly). SIGTERM or Ctrl-C stops the worker and this command.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from sessions.management.commands.run import Supervisor
+
+
+def worker_command(name: str, concurrency: int, loglevel: str) -> list[str]:
+    return [
+        sys.executable, "-m", "celery", "-A", "memviz", "--quiet", "worker",
+        f"--loglevel={loglevel}", f"--concurrency={concurrency}", "-n", f"{name}@%h",
+    ]
+
+
+class Command(BaseCommand):
+    help = "Run a Celery worker and start it again whenever it exits."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--name", default="w1", help="unique among the workers of a machine")
+        parser.add_argument("--concurrency", type=int, default=2, help="jobs run at once")
+        parser.add_argument("--loglevel", default="WARNING")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        supervisor = Supervisor(self.stdout)
+        command = worker_command(options["name"], options["concurrency"], options["loglevel"])
+        supervisor.start("celery worker", command)
+        try:
+            stop.wait()
+        finally:
+            supervisor.stop()
