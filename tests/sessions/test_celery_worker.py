@@ -29,6 +29,19 @@ def database_url() -> str:
     return f"postgres://{db['USER']}{password}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
 
 
+def job_over(client: Client, job_id: int, worker: subprocess.Popen) -> dict:
+    """The job once done or failed (90 s at most), read as the job page's JSON."""
+    deadline = time.monotonic() + 90
+    job: dict = {}
+    while time.monotonic() < deadline:
+        job = client.get(f"/jobs/{job_id}/?format=json").json()["job"]
+        if job["status"] in {"done", "failed"}:
+            break
+        assert worker.poll() is None, worker.stdout.read() if worker.stdout else ""
+        time.sleep(0.3)
+    return job
+
+
 @pytest.fixture
 def worker():
     app.conf.task_always_eager = False
@@ -61,15 +74,7 @@ def test_reingest_button_runs_in_the_worker_and_reports_progress(
     client.login(username="ana", password="pw-123456")
     response = client.post("/ingest/?format=json")
     assert response.status_code == 202
-    job_id = response.json()["id"]
-    deadline = time.monotonic() + 90
-    job: dict = {}
-    while time.monotonic() < deadline:
-        job = client.get(f"/jobs/{job_id}/?format=json").json()["job"]
-        if job["status"] in {"done", "failed"}:
-            break
-        assert worker.poll() is None, worker.stdout.read() if worker.stdout else ""
-        time.sleep(0.3)
+    job = job_over(client, response.json()["id"], worker)
     assert job["status"] == "done", job
     assert job["percent"] == 100
     assert job["report"]["rows_added"] == 9
@@ -119,14 +124,7 @@ def test_make_worker_starts_its_celery_worker_again_when_it_dies(fixtures_root: 
         User.objects.create_user("ana", password="pw-123456")
         client = Client()
         client.login(username="ana", password="pw-123456")
-        job_id = client.post("/ingest/?format=json").json()["id"]
-        deadline = time.monotonic() + 90
-        job: dict = {}
-        while time.monotonic() < deadline:
-            job = client.get(f"/jobs/{job_id}/?format=json").json()["job"]
-            if job["status"] in {"done", "failed"}:
-                break
-            time.sleep(0.3)
+        job = job_over(client, client.post("/ingest/?format=json").json()["id"], proc)
         assert job["status"] == "done", job
     finally:
         proc.send_signal(signal.SIGTERM)
