@@ -22,7 +22,7 @@ from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
 from sessions import selectors
 from sessions.archive import ArchiveError
-from sessions.jobs import job_dispatch, job_is_stale, job_live, job_retry
+from sessions.jobs import job_dispatch, job_retry
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import AgentSession, IngestJob, Ref
@@ -34,12 +34,9 @@ from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_li
 
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    data = selectors.agents_list()
-    data["data_root"] = str(settings.MEMVIZ_DATA_ROOT)
     # Running jobs show to every viewer, signed in or not: the first ingest of a large data
     # root runs while pages are served, and the page says how far it got.
-    data["jobs"] = [_job_json(job) for job in IngestJob.objects.all()[:5]]
-    return render_page(request, "agent_sessions/home.html", data)
+    return render_page(request, "agent_sessions/home.html", dict(selectors.home_page()))
 
 
 @require_GET
@@ -190,31 +187,6 @@ def search_page(request: HttpRequest) -> HttpResponse:
     return render_page(request, "agent_sessions/search.html", data, extra=extra, partial=partial)
 
 
-def _job_json(job: IngestJob) -> dict:
-    job = job_live(job)  # SQLite: the figures its beat could not write yet
-    return {
-        "id": job.pk,
-        "path": job.path,
-        "status": job.status,
-        "done": job.done,  # rows read
-        "total": job.total,  # rows estimated (exact once finished)
-        "percent": job.percent,
-        "progress": _job_progress(job),
-        "message": scrub_paths(job.message),
-        "report": job.report,
-        "attempts": job.attempts,
-        "stale": job_is_stale(job),
-        "finished": job.finished,
-    }
-
-
-def _job_progress(job: IngestJob) -> str:
-    figures = {"percent": job.percent, "done": f"{job.done:,}", "total": f"{job.total:,}"}
-    if job.finished:
-        return _("%(percent)d %%, %(done)s of %(total)s rows") % figures
-    return _("indexing %(percent)d %%, %(done)s of %(total)s rows") % figures
-
-
 def ingest_start(path: Path) -> IngestJob:
     job = IngestJob.objects.create(path=str(path))
     job_dispatch(job)
@@ -230,17 +202,17 @@ def ingest_view(request: HttpRequest) -> HttpResponse:
 
 def _job_response(request: HttpRequest, job: IngestJob) -> HttpResponse:
     if wants_json(request):
-        data = _job_json(job)  # the folder it reads is shown to staff only, as on every page
+        data = selectors.job_item(job)  # the folder it reads is shown to staff only, as on every page
         return json_response(data if request.user.is_staff else public_data(data), status=202)
     if getattr(request, "htmx", False):
-        return render_page(request, "agent_sessions/_job.html", {"job": _job_json(job)})
+        return render_page(request, "agent_sessions/_job.html", {"job": selectors.job_item(job)})
     return redirect(reverse("job", args=[job.pk]))
 
 
 @require_GET
 def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(IngestJob, pk=job_id)
-    return render_page(request, "agent_sessions/job.html", {"job": _job_json(job)}, partial="job")
+    return render_page(request, "agent_sessions/job.html", {"job": selectors.job_item(job)}, partial="job")
 
 
 @require_POST
