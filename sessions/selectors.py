@@ -12,20 +12,17 @@ from typing import Any, TypedDict
 from django.conf import settings
 from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
-from django.utils.translation import gettext as _
 
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 from canvases.models import Canvas, CanvasNode
-from memviz.public_errors import scrub_paths
 from sessions import counters, search
 from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
-from sessions.jobs import job_is_stale, job_live
 from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.memory.row_fields import WAIT
-from sessions.models import Agent, AgentSession, IngestJob, Ref, Row
+from sessions.models import Agent, AgentSession, Ref, Row
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 
@@ -63,31 +60,6 @@ class AgentSummary(TypedDict):
     ingested_at: datetime | None
 
 
-class JobItem(TypedDict):
-    """An ingest job as its page, the home page and their JSON show it."""
-
-    id: int
-    path: str
-    status: str
-    done: int  # rows read
-    total: int  # rows estimated (exact once finished)
-    percent: int
-    progress: str
-    message: str
-    report: dict[str, Any]
-    attempts: int
-    stale: bool
-    finished: bool
-
-
-class HomePage(TypedDict):
-    """The home page's context, and its JSON."""
-
-    agents: list[AgentSummary]
-    data_root: str
-    jobs: list[JobItem]  # the newest five, running or not: a first ingest shows its progress
-
-
 def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> AgentSummary:
     unplaced = unplaced if unplaced is not None else counters.unplaced_counts(agent)
     return {
@@ -113,44 +85,6 @@ def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> Ag
         "active_canvas": agent.active_mmd_file or None,
         "ingested_at": agent.ingested_at,
     }
-
-
-def agents_list() -> list[AgentSummary]:
-    unplaced = counters.unplaced_counts_all()
-    return [agent_summary(a, unplaced.get(a.pk, counters.Unplaced())) for a in Agent.objects.all()]
-
-
-def home_page() -> HomePage:
-    return {
-        "agents": agents_list(),
-        "data_root": str(settings.MEMVIZ_DATA_ROOT),
-        "jobs": [job_item(job) for job in IngestJob.objects.all()[:5]],
-    }
-
-
-def job_item(job: IngestJob) -> JobItem:
-    job = job_live(job)  # SQLite: the figures its beat could not write yet
-    return {
-        "id": job.pk,
-        "path": job.path,
-        "status": job.status,
-        "done": job.done,
-        "total": job.total,
-        "percent": job.percent,
-        "progress": _job_progress(job),
-        "message": scrub_paths(job.message),
-        "report": job.report,
-        "attempts": job.attempts,
-        "stale": job_is_stale(job),
-        "finished": job.finished,
-    }
-
-
-def _job_progress(job: IngestJob) -> str:
-    figures = {"percent": job.percent, "done": f"{job.done:,}", "total": f"{job.total:,}"}
-    if job.finished:
-        return _("%(percent)d %%, %(done)s of %(total)s rows") % figures
-    return _("indexing %(percent)d %%, %(done)s of %(total)s rows") % figures
 
 
 def agent_get(slug: str) -> Agent:

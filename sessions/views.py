@@ -20,7 +20,7 @@ from canvases import lineage, liveness, reverts
 from memviz.access import signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
-from sessions import selectors
+from sessions import home_selectors, selectors
 from sessions.archive import ArchiveError
 from sessions.jobs import job_dispatch, job_retry
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
@@ -36,7 +36,7 @@ from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_li
 def home(request: HttpRequest) -> HttpResponse:
     # Running jobs show to every viewer, signed in or not: the first ingest of a large data
     # root runs while pages are served, and the page says how far it got.
-    return render_page(request, "agent_sessions/home.html", dict(selectors.home_page()))
+    return render_page(request, "agent_sessions/home.html", dict(home_selectors.home_page()))
 
 
 @require_GET
@@ -202,17 +202,17 @@ def ingest_view(request: HttpRequest) -> HttpResponse:
 
 def _job_response(request: HttpRequest, job: IngestJob) -> HttpResponse:
     if wants_json(request):
-        data = selectors.job_item(job)  # the folder it reads is shown to staff only, as on every page
+        data = home_selectors.job_item(job)  # the folder it reads is shown to staff only, as on every page
         return json_response(data if request.user.is_staff else public_data(data), status=202)
     if getattr(request, "htmx", False):
-        return render_page(request, "agent_sessions/_job.html", {"job": selectors.job_item(job)})
+        return render_page(request, "agent_sessions/_job.html", {"job": home_selectors.job_item(job)})
     return redirect(reverse("job", args=[job.pk]))
 
 
 @require_GET
 def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(IngestJob, pk=job_id)
-    return render_page(request, "agent_sessions/job.html", {"job": selectors.job_item(job)}, partial="job")
+    return render_page(request, "agent_sessions/job.html", {"job": home_selectors.job_item(job)}, partial="job")
 
 
 @require_POST

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from sessions.home_selectors import HomePage, JobItem
 from sessions.ingest import ingest_path
 from sessions.models import IngestJob
-from sessions.selectors import AgentSummary, Compression, HomePage, JobItem
+from sessions.selectors import AgentSummary, Compression
 
 pytestmark = pytest.mark.django_db
 

@@ -1,0 +1,80 @@
+"""The home page's reads: the agents' list, the newest jobs, and the one shape of a job (its
+page, the home page and their JSON)."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from memviz.public_errors import scrub_paths
+from sessions import counters
+from sessions.jobs import job_is_stale, job_live
+from sessions.models import Agent, IngestJob
+from sessions.selectors import AgentSummary, agent_summary
+
+
+class JobItem(TypedDict):
+    """An ingest job as its page, the home page and their JSON show it."""
+
+    id: int
+    path: str
+    status: str
+    done: int  # rows read
+    total: int  # rows estimated (exact once finished)
+    percent: int
+    progress: str
+    message: str
+    report: dict[str, Any]
+    attempts: int
+    stale: bool
+    finished: bool
+
+
+class HomePage(TypedDict):
+    """The home page's context, and its JSON."""
+
+    agents: list[AgentSummary]
+    data_root: str
+    jobs: list[JobItem]  # the newest five, running or not: a first ingest shows its progress
+
+
+def agents_list() -> list[AgentSummary]:
+    unplaced = counters.unplaced_counts_all()
+    return [agent_summary(a, unplaced.get(a.pk, counters.Unplaced())) for a in Agent.objects.all()]
+
+
+def home_page() -> HomePage:
+    return {
+        "agents": agents_list(),
+        "data_root": str(settings.MEMVIZ_DATA_ROOT),
+        "jobs": [job_item(job) for job in IngestJob.objects.all()[:5]],
+    }
+
+
+def job_item(job: IngestJob) -> JobItem:
+    job = job_live(job)  # SQLite: the figures its beat could not write yet
+    return {
+        "id": job.pk,
+        "path": job.path,
+        "status": job.status,
+        "done": job.done,
+        "total": job.total,
+        "percent": job.percent,
+        "progress": _job_progress(job),
+        "message": scrub_paths(job.message),
+        "report": job.report,
+        "attempts": job.attempts,
+        "stale": job_is_stale(job),
+        "finished": job.finished,
+    }
+
+
+def _job_progress(job: IngestJob) -> str:
+    figures = {"percent": job.percent, "done": f"{job.done:,}", "total": f"{job.total:,}"}
+    if job.finished:
+        return _("%(percent)d %%, %(done)s of %(total)s rows") % figures
+    return _("indexing %(percent)d %%, %(done)s of %(total)s rows") % figures
+
+
