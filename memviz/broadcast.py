@@ -20,7 +20,7 @@ from channels.layers import get_channel_layer
 from memviz import outage
 
 log = logging.getLogger(__name__)
-_REDIS_DOWN: tuple[type[BaseException], ...] = (OSError, *outage.queue_errors())
+_REDIS_DOWN = outage.channel_layer_errors()
 
 # Above this many new rows per session, a message carries the count and the last ids only.
 MAX_IDS_PER_SESSION = 500

@@ -15,7 +15,7 @@ from django.conf import settings
 from memviz import broadcast, outage
 from memviz.odd_requests import CONTROL
 
-_CHANNEL_LAYER_DOWN: tuple[type[BaseException], ...] = (OSError, *outage.queue_errors())
+_CHANNEL_LAYER_DOWN = outage.channel_layer_errors()
 
 
 def _query(scope: dict[str, Any]) -> dict[str, str]:

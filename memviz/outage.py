@@ -37,6 +37,11 @@ def queue_errors() -> tuple[type[BaseException], ...]:
     return (QueueError, RedisDown, RedisSlow)
 
 
+def channel_layer_errors() -> tuple[type[BaseException], ...]:
+    """What a Channels or broker call raises while Redis does not answer."""
+    return (OSError, *queue_errors())
+
+
 def what_is_down(exc: BaseException | None) -> str | None:
     """"database" / "queue" for an outage, None for any other error."""
     if isinstance(exc, (OperationalError, InterfaceError)):
