@@ -37,8 +37,12 @@ from memviz.public_errors import public_message
 RESTART_DELAYS = (0.5, 1.0, 2.0, 5.0, 10.0)  # a child that keeps dying is restarted more slowly
 
 
-def celery_worker_command() -> list[str]:
-    """The one Celery worker of the embedded default (the filesystem broker serves one)."""
+def celery_worker_command(
+    *, concurrency: int = 0, name: str = "", loglevel: str = "WARNING"
+) -> list[str]:
+    """A Celery worker: by default the one of the embedded default (one process, solo pool:
+    the filesystem broker serves one); `make worker` asks for a pool and a name."""
+    pool = [f"--concurrency={concurrency}"] if concurrency else ["--pool=solo", "--concurrency=1"]
     return [
         sys.executable,
         "-m",
@@ -47,9 +51,9 @@ def celery_worker_command() -> list[str]:
         "memviz",
         "--quiet",  # no banner: the console shows the URL and errors
         "worker",
-        "--pool=solo",
-        "--concurrency=1",
-        "--loglevel=WARNING",
+        *pool,
+        f"--loglevel={loglevel}",
+        *(["-n", f"{name}@%h"] if name else []),
     ]
 
 

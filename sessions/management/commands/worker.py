@@ -9,20 +9,12 @@ keeps dying is restarted more slowly). SIGTERM or Ctrl-C stops the worker and th
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from sessions.management.commands.run import Supervisor
-
-
-def worker_command(name: str, concurrency: int, loglevel: str) -> list[str]:
-    return [
-        sys.executable, "-m", "celery", "-A", "memviz", "--quiet", "worker",
-        f"--loglevel={loglevel}", f"--concurrency={concurrency}", "-n", f"{name}@%h",
-    ]
+from sessions.management.commands.run import Supervisor, celery_worker_command
 
 
 class Command(BaseCommand):
@@ -38,7 +30,9 @@ class Command(BaseCommand):
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
         supervisor = Supervisor(self.stdout)
-        command = worker_command(options["name"], options["concurrency"], options["loglevel"])
+        command = celery_worker_command(
+            concurrency=options["concurrency"], name=options["name"], loglevel=options["loglevel"]
+        )
         supervisor.start("celery worker", command)
         try:
             stop.wait()
