@@ -170,7 +170,7 @@ def rows_indexed(database_url: str) -> int:
     return int(count[0])
 
 
-def figures(database_url: str, watch: JobWatch, job: tuple | None, seconds: float, rows: int) -> dict:
+def figures(watch: JobWatch, job: tuple | None, seconds: float, rows: int) -> dict:
     """One path's figures from its job row (a job never finished is reported as incomplete)."""
     if job is None:
         job = (0, "never created", 0, None)
@@ -199,7 +199,7 @@ def job_path(env: dict[str, str], root: Path, database_url: str, timeout: float)
         watch.stop.set()
     seconds = time.perf_counter() - started
     watch.join(5)
-    return figures(database_url, watch, job_row(database_url), seconds, rows_indexed(database_url))
+    return figures(watch, job_row(database_url), seconds, rows_indexed(database_url))
 
 
 def wait_over(database_url: str, timeout: float, job_id: int | None = None) -> tuple | None:
@@ -295,7 +295,7 @@ def run_path(env: dict[str, str], root: Path, database_url: str, timeout: float,
         watch.stop.set()
     seconds = time.perf_counter() - started
     watch.join(5)
-    return figures(database_url, watch, first, seconds, rows_indexed(database_url)), serving
+    return figures(watch, first, seconds, rows_indexed(database_url)), serving
 
 
 def upload_path(env: dict[str, str], agent: Path, database_url: str, timeout: float, work: Path) -> dict:
@@ -321,7 +321,7 @@ def upload_path(env: dict[str, str], agent: Path, database_url: str, timeout: fl
             watch.stop.set()
         seconds = time.perf_counter() - started
         watch.join(5)
-    return figures(database_url, watch, uploaded, seconds, rows_indexed(database_url) - before)
+    return figures(watch, uploaded, seconds, rows_indexed(database_url) - before)
 
 
 def report(name: str, job: dict, direct: float, floor: float, rows: int, note: str) -> bool:

@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from tests.live.conftest import REPO, free_port, wait_port
-from tests.live.test_outages import OwnPostgres
+from tests.live.test_outages import OwnPostgres, live_ready
 from tests.live.test_topology import append_rows, big_agent, small_agent, until
 
 sys.path.insert(0, str(REPO / "bench"))
@@ -175,20 +175,6 @@ def post_ingest(browser: Browser) -> Answer:
     """The home page's Re-ingest button (signed in, with the CSRF token)."""
     headers = {"X-CSRFToken": browser.csrf(), "Referer": browser.base + "/"}
     return browser.request("POST", "/ingest/?format=json", b"", headers)
-
-
-async def live_ready(port: int, slug: str) -> bool:
-    """Does an agent page's websocket open and say live.ready (within 10 s)?"""
-    import websockets
-    from websockets.typing import Origin
-
-    url, origin = f"ws://127.0.0.1:{port}/ws/live/{slug}/", f"http://127.0.0.1:{port}"
-    try:
-        async with websockets.connect(url, origin=Origin(origin), open_timeout=10) as ws:
-            hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
-    except (OSError, TimeoutError, websockets.exceptions.WebSocketException):
-        return False
-    return hello.get("type") == "live.ready"
 
 
 def workers_answering(env: dict[str, str]) -> list[str]:

@@ -191,12 +191,12 @@ def own_redis() -> Iterator[list]:
             proc.wait(10)
 
 
-async def live_ready(port: int) -> bool:
-    """Does the page's websocket open and say live.ready (within 10 s)?"""
+async def live_ready(port: int, slug: str = "small") -> bool:
+    """Does an agent page's websocket open and say live.ready (within 10 s)?"""
     import websockets
     from websockets.typing import Origin
 
-    url, origin = f"ws://127.0.0.1:{port}/ws/live/small/", f"http://127.0.0.1:{port}"
+    url, origin = f"ws://127.0.0.1:{port}/ws/live/{slug}/", f"http://127.0.0.1:{port}"
     try:
         async with websockets.connect(url, origin=Origin(origin), open_timeout=10) as ws:
             hello = json.loads(await asyncio.wait_for(ws.recv(), 10))
