@@ -173,7 +173,8 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     if result.rows_changed:
         summary += f"; {result.rows_changed} row(s) updated in the offload files"
     outcome = Outcome(ok=True, message=summary, warnings=result.warnings, body=result.as_json())
-    if OPERATIONS[op].whole_editor if op in OPERATIONS else False:
+    entry = OPERATIONS.get(op)
+    if entry is not None and entry.whole_editor:
         return respond(
             request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
         )
