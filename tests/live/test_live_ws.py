@@ -60,6 +60,7 @@ def test_second_process_rows_and_canvas_seen_exactly_once(fixtures_root: Path) -
         assert connected
         hello = await communicator.receive_json_from(timeout=5)
         assert hello == {"type": "live.ready", "agent": "main", "groups": 2}
+        go = root / "go-backfill"
         writer = await asyncio.create_subprocess_exec(
             sys.executable,
             str(HERE / "writer_agent.py"),
@@ -67,22 +68,31 @@ def test_second_process_rows_and_canvas_seen_exactly_once(fixtures_root: Path) -
             SESSION,
             str(N_ROWS),
             CANVAS,
+            str(go),
             stdout=asyncio.subprocess.PIPE,
         )
+
+        def seen(msgs: list[dict]) -> int:
+            return sum(
+                len(m["rows"].get(SESSION, {}).get("tool_call_ids", []))
+                for m in msgs
+                if m["type"] == "agent.changed"
+            )
+
+        # The backfill waits until the appended rows are indexed: it then rewrites rows the
+        # index holds, so the watcher must re-read the session (on a busy machine it could
+        # otherwise see appends and backfill as one growth, with nothing to re-read).
+        messages = await _collect(communicator, lambda msgs: seen(msgs) >= N_ROWS, timeout=20)
+        go.touch()
         out, _ = await writer.communicate()
         assert writer.returncode == 0
 
         def complete(msgs: list[dict]) -> bool:
-            ids = [
-                i
-                for m in msgs
-                if m["type"] == "agent.changed"
-                for i in m["rows"].get(SESSION, {}).get("tool_call_ids", [])
-            ]
-            # and the backfill's re-read of the session (it may come last on a busy machine)
-            return len(ids) >= N_ROWS + 1 and any(SESSION in m.get("sessions_reread", []) for m in msgs)
+            return seen(msgs) >= N_ROWS + 1 and any(
+                SESSION in m.get("sessions_reread", []) for m in msgs
+            )
 
-        messages = await _collect(communicator, complete, timeout=20)
+        messages += await _collect(communicator, lambda more: complete(messages + more), timeout=20)
         await asyncio.sleep(1.0)  # anything late (a duplicate) would arrive now
         while not await communicator.receive_nothing(timeout=0.3):
             messages.append(await communicator.receive_json_from())

@@ -1,10 +1,11 @@
 """A stand-in for the plugin, run as a separate process by the live tests.
 
-Usage: writer_agent.py AGENT_DIR SESSION_ID N_ROWS CANVAS_FILE
+Usage: writer_agent.py AGENT_DIR SESSION_ID N_ROWS CANVAS_FILE [GO_FILE]
 Appends N rows (every third one in two writes, the second after a pause), rewrites the canvas the
 way the plugin's writeMmd does (truncate then write, not atomic), then does an L2-style backfill
 (read every row, set node_id, write the whole offload file back) and appends one last row.
-Prints one line per step so the test can follow.
+Prints one line per step so the test can follow. With GO_FILE it waits for that file to exist
+before the backfill (up to 60 s), so a test can have the appends indexed first.
 """
 
 from __future__ import annotations
@@ -54,6 +55,10 @@ def main() -> None:
         handle.write(text)
     print("canvas", flush=True)
     time.sleep(0.3)
+    if len(sys.argv) > 5:
+        go, deadline = Path(sys.argv[5]), time.monotonic() + 60
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
     # L2 backfill: read-modify-write of the whole offload file.
     lines = path.read_bytes().decode().splitlines()
     rows = [json.loads(x) for x in lines if x.strip()]
