@@ -2,7 +2,8 @@
 
 Usage: crash_writer_proc.py atomic <file>      write_atomic(version k) for k = 1, 2, ...
        crash_writer_proc.py remap <agent_dir>  remap_rows toggling node X<->Y in every file
-Prints "ready" after the first complete write.
+Prints "wrote <k>" after each complete write, so a test can choose after how many
+writes it kills, whatever the machine's speed.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ def main() -> None:
         else:
             source, kept = ("X", "Y") if version % 2 else ("Y", "X")
             remap_rows(target, node_map={source: kept})
-        if version == 1:
-            print("ready", flush=True)
+        print(f"wrote {version}", flush=True)
         version += 1
 
 

@@ -122,21 +122,26 @@ def _load_victim():
     return module
 
 
-def _run_and_kill(args: list[str], rng: random.Random) -> None:
+def _run_and_kill(args: list[str], rng: random.Random) -> int:
+    """Kill the victim after 1-8 complete writes (chosen by rng), at a random moment of the
+    next one (10%: at once). Returns the writes it reported done; the file holds that
+    version or a later one, never a torn one."""
     victim = subprocess.Popen(
         [sys.executable, str(HERE / "crash_writer_proc.py"), *args],
         stdout=subprocess.PIPE,
         text=True,
     )
     assert victim.stdout is not None
-    assert victim.stdout.readline().strip() == "ready"
+    writes = rng.randint(1, 8)
+    for expected in range(1, writes + 1):
+        assert victim.stdout.readline().strip() == f"wrote {expected}"
     if rng.random() < 0.9:
-        # Let it run for a random moment inside its write loop (10%: kill at once).
         with contextlib.suppress(subprocess.TimeoutExpired):
-            victim.wait(timeout=rng.uniform(0, 0.03))
+            victim.wait(timeout=rng.uniform(0, 0.01))
     victim.send_signal(signal.SIGKILL)
     victim.wait()
     victim.stdout.close()
+    return writes
 
 
 @pytest.mark.slow
@@ -148,10 +153,11 @@ def test_sigkill_leaves_old_or_new_file(tmp_path: Path) -> None:
     rng = random.Random(7)
     versions = set()
     for _ in range(40):
-        _run_and_kill(["atomic", str(path)], rng)
+        writes = _run_and_kill(["atomic", str(path)], rng)
         data = path.read_bytes()
         version = int(data.split(b"\n", 1)[0].split()[1])
         assert data == victim.content_for(version)  # a complete version, never a torn one
+        assert version >= writes  # a write reported done is never undone
         assert path.stat().st_mode & 0o777 == 0o604
         versions.add(version)
         remove_stale_temps(tmp_path)
