@@ -164,8 +164,8 @@ def main() -> int:
     setup_django(tmp / "var")
     from django.test import Client
 
-    from sessions import compare_selectors as cs
-    from sessions.debug_cache import memo_clear
+    from debugging import compare_selectors as cs
+    from debugging.debug_cache import memo_clear
 
     floor_page = p95(timed_gets(Client(), ["/bench-floor/"] * 30))
     print(f"page floor (minimal view, p95) {ms(floor_page)}")

@@ -51,8 +51,8 @@ def bench_replay(tmp: Path, rows: int, requests: int, floor_page: float, missed:
     from django.test import Client
     from generate_root import generate_root
 
-    from sessions import debug_selectors as ds
-    from sessions.debug_cache import memo_clear
+    from debugging import debug_selectors as ds
+    from debugging.debug_cache import memo_clear
     from sessions.ingest import ingest_path
     from sessions.models import AgentSession
 
@@ -157,9 +157,9 @@ def bench_agent(tmp: Path, rows: int, requests: int, floor_page: float, missed: 
     from django.test import Client
     from generate_root import generate_root
 
-    from sessions import debug_selectors as ds
-    from sessions import ledger_selectors as ls
-    from sessions.debug_cache import memo_clear
+    from debugging import debug_selectors as ds
+    from debugging import ledger_selectors as ls
+    from debugging.debug_cache import memo_clear
     from sessions.ingest import ingest_path
     from sessions.models import Agent
 

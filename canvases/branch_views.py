@@ -1,43 +1,52 @@
-"""The "branch here" endpoint, shared by the history page, the compare view and the replay page."""
+"""The "branch here" answer, shared by the history page, the compare view and the replay page
+(whose URL view is `debugging.replay_branch.branch`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.http import HttpResponse
 from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
 
 from canvases import branches, selectors
 from canvases.edit_ops import EditRefused, flag_param, text_param
-from canvases.edit_views import _params  # the curation views' request reading
-from memviz.access import signed_in_to_write
+from canvases.models import Canvas
 from memviz.responders import HtmxHttpRequest, Outcome, respond
-from sessions.selectors import agent_get
+from sessions.models import Agent
 
 
-@require_POST
-@signed_in_to_write
-def branch(request: HtmxHttpRequest, agent: str) -> HttpResponse:
-    """Write a new canvas from `file` at `revision` (absent: its text now), or from the canvas a
-    replay of `session` shows at `row`; then offer resume on it (its preview page)."""
-    obj = agent_get(agent)
-    back = reverse("agent", args=[agent])
+def branch_from_revision(
+    request: HtmxHttpRequest, obj: Agent, params: dict[str, Any]
+) -> HttpResponse:
+    """Write a new canvas from `file` at `revision` (absent: its text now); then offer resume on
+    it (its preview page). The URL's view (`debugging.replay_branch.branch`) hands it requests
+    without a replay `session`, already signed in and read."""
+    back = reverse("agent", args=[obj.slug])
     try:
-        params = _params(request)
-        session = params.get("session")
-        moment = None
-        if session:
-            line = _line(params.get("row"))
-            file, moment = branches.moment_of_replay(obj, str(session), line)
-            back = reverse("session-replay", args=[agent, session]) + f"?row={line}"
-        else:
-            file = text_param(params, "file")
-        canvas = selectors.canvas_get(obj, file)
-        if moment is None:
-            back = reverse("canvas-history", args=[agent, canvas.filename])
-        revision = params.get("revision") if moment is None else None
+        canvas = selectors.canvas_get(obj, text_param(params, "file"))
+        back = reverse("canvas-history", args=[obj.slug, canvas.filename])
+        revision = params.get("revision")
         if revision is not None and (not isinstance(revision, int) or isinstance(revision, bool)):
             raise EditRefused("'revision' must be a revision number")
+    except EditRefused as exc:
+        return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
+    return branch_answer(request, canvas, params, revision=revision, back=back)
+
+
+def branch_answer(
+    request: HtmxHttpRequest,
+    canvas: Canvas,
+    params: dict[str, Any],
+    *,
+    back: str,
+    moment: branches.Moment | None = None,
+    revision: int | None = None,
+) -> HttpResponse:
+    """Branch `canvas` at `moment` (or `revision`, or its text now) and answer: the new file's
+    preview, where resume is offered; a refusal goes `back` with its reason."""
+    agent = canvas.agent.slug
+    try:
         label = params.get("label") or ""
         result = branches.canvas_branch(
             canvas=canvas,
@@ -62,13 +71,6 @@ def branch(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     }
     outcome = Outcome(ok=True, message=message, status=201, warnings=result.notes, body=body)
     return respond(request, outcome, redirect_to=preview)
-
-
-def _line(value: object) -> int:
-    try:
-        return int(str(value))
-    except ValueError:
-        raise EditRefused("'row' must be the line number of a row of the session") from None
 
 
 def _source_text(result: branches.BranchOutcome) -> str:

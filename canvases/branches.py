@@ -1,7 +1,7 @@
 """Branch here: a new canvas file holding a canvas's text of some moment, with that moment's rows.
 
 The moment is a revision (the history page, the compare view), the text now, or a replay
-instant. The new file takes the next free `NNN-` number (`mermaid.branch.next_free_number`),
+instant (`debugging.replay_branch.moment_of_replay`). The new file takes the next free `NNN-` number (`mermaid.branch.next_free_number`),
 its node ids that number (`mermaid.branch.branch_text`), a strict line 1; it is written through
 the one journaled write path (`write_path.change_write`, `creates`), never over a file, and its
 lineage and copied row mapping are recorded with its first revision (`canvases.lineage`). No
@@ -23,7 +23,6 @@ from canvases import lineage, liveness
 from canvases.branch_rows import RowNow, Step, came_later, rows_then, step_from_remaps
 from canvases.edit_ops import EditConflict, EditRefused, check_parses
 from canvases.indexing import canvas_number_and_label, parsed
-from canvases.mermaid import edits
 from canvases.mermaid.branch import (
     branch_file_name,
     branch_text,
@@ -40,7 +39,7 @@ from sessions import counters
 from sessions.instants import iso, parse_instant
 from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.row_fields import node_aliases, row_spelling
-from sessions.models import Agent, AgentSession, NodeRowCount, Row
+from sessions.models import Agent, NodeRowCount, Row
 
 REVISION, CURRENT, REPLAY = "revision", "current", "replay"
 
@@ -95,38 +94,6 @@ def moment_of_revision(canvas: Canvas, number: int) -> Moment:
 def moment_current(canvas: Canvas) -> Moment:
     latest = canvas.revisions.order_by("-number").values_list("number", flat=True).first()
     return Moment(CURRENT, canvas.text, latest)
-
-
-def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Moment]:
-    """The canvas a replay frame shows at the row of line `line`, as it shows it."""
-    from sessions.debug_selectors import replay_for  # the replay the page showed, memoized
-
-    session = AgentSession.objects.filter(agent=agent, session_id=session_id).first()
-    if session is None:
-        raise EditRefused(Said("branch_no_session", agent=agent.slug, session=session_id))
-    replay = replay_for(agent, session)
-    index = next((i for i, r in enumerate(replay.rows) if r.line_no >= line), None)
-    scene_index = replay.scene_of[index] if index is not None else None
-    if index is None or scene_index is None:
-        raise EditRefused(Said("branch_no_canvas_at_row", line=line))
-    scene = replay.scenes[scene_index]
-    text = scene.text
-    present = set(scene.present(index))
-    try:
-        for node_id in [n.id for n in scene.nodes if n.id not in present]:
-            text = edits.prune(text, node_id, bridge=False).text  # not there yet at this instant
-    except edits.EditError as exc:
-        raise EditRefused(Said("branch_not_rebuilt", reason=str(exc))) from None
-    moment = Moment(
-        REPLAY,
-        text,
-        scene.revision,
-        until=replay.times[index],
-        inclusive=True,
-        session_id=session_id,
-        replay_row=replay.rows[index].line_no,
-    )
-    return scene.file, moment
 
 
 def _steps_after(canvas: Canvas, number: int | None) -> list[Step]:

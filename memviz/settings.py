@@ -126,6 +126,7 @@ INSTALLED_APPS = [
     "memviz",
     "canvases",
     "sessions.apps.AgentSessionsConfig",
+    "debugging",
     "reviews",
 ]
 

@@ -4,11 +4,12 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from canvases import branch_views, compare_views
+from canvases import compare_views
 from canvases import views as canvas_views
+from debugging import compare_views as session_compare_views
+from debugging import debug_views, offline_views, replay_branch
 from memviz.throttle import ThrottledLoginView
-from sessions import compare_views as compare_views_sessions
-from sessions import debug_views, share_views
+from sessions import share_views
 from sessions import views as session_views
 
 handler500 = "memviz.outage.server_error"  # a database or Redis outage → 503
@@ -37,8 +38,8 @@ urlpatterns = [
     path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
     path("a/<str:agent>/share/", share_views.share_create_view, name="agent-share"),
     path("a/<str:agent>/s/<str:session>/share/", share_views.share_create_view, name="session-share"),
-    path("a/<str:agent>/s/<str:session>/offline.html", share_views.session_offline, name="session-offline"),
-    path("a/<str:agent>/c/<str:canvas>/offline.html", share_views.canvas_offline, name="canvas-offline"),
+    path("a/<str:agent>/s/<str:session>/offline.html", offline_views.session_offline, name="session-offline"),
+    path("a/<str:agent>/c/<str:canvas>/offline.html", offline_views.canvas_offline, name="canvas-offline"),
     path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
     path("api/stream/", include("sessions.stream_urls")),
     path("a/<str:agent>/review/", include("reviews.urls")),
@@ -68,10 +69,10 @@ urlpatterns += [
 
 # --- branch and resume from any point (issue 25 part 2) ---
 urlpatterns += [
-    path("a/<str:agent>/branch/", branch_views.branch, name="agent-branch"),
+    path("a/<str:agent>/branch/", replay_branch.branch, name="agent-branch"),
 ]
 
 # --- comparing two sessions of an agent (issue 25) ---
 urlpatterns += [
-    path("a/<str:agent>/compare/", compare_views_sessions.session_compare_page, name="session-compare"),
+    path("a/<str:agent>/compare/", session_compare_views.session_compare_page, name="session-compare"),
 ]

@@ -113,7 +113,7 @@ class Row(models.Model):
             # rows in order from this index instead of scanning the session.
             models.Index(fields=["agent", "node_id", "session", "line_no"], name="row_agent_node"),
             models.Index(fields=["session", "line_no"], name="row_session_line"),
-            # The map-builder's recent wait rows (sessions.debug_selectors._fresh_waits, on
+            # The map-builder's recent wait rows (debugging.debug_selectors._fresh_waits, on
             # every session page): 1 % of rows, read by time instead of all 2,500 of an agent's
             # at 1M rows (4-5 ms of heap visits a page on PostgreSQL).
             models.Index(

@@ -1,4 +1,4 @@
-"""Share links (thin views over sessions/share_links.py) and the offline file downloads."""
+"""Share links: thin views over sessions/share_links.py."""
 
 from __future__ import annotations
 
@@ -8,12 +8,11 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
-from canvases.models import Canvas
 from memviz.access import share_refusal, signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
-from sessions import offline, share_links
+from sessions import share_links
 from sessions.models import AgentSession
 from sessions.selectors import agent_get
 from sessions.views import _token_refusal
@@ -83,24 +82,3 @@ def share_revoke_view(request: HttpRequest, key: str) -> HttpResponse:
         return json_response({"revoked": key})
     messages.success(request, _("the share link is revoked"))
     return redirect("tokens")
-
-
-@require_GET
-def canvas_offline(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    found = get_object_or_404(Canvas, agent=obj, filename=canvas)
-    return _download(offline.canvas_file(obj, found), f"{obj.slug}-{found.filename}")
-
-
-@require_GET
-def session_offline(request: HttpRequest, agent: str, session: str) -> HttpResponse:
-    obj = agent_get(agent)
-    sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
-    return _download(offline.session_file(obj, sess), f"{obj.slug}-{sess.session_id}")
-
-
-def _download(html: str, stem: str) -> HttpResponse:
-    response = HttpResponse(html, content_type="text/html; charset=utf-8")
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in stem)[:120] + ".html"
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
-    return response

@@ -1,4 +1,4 @@
-// The offline file (sessions/offline_html.py): a slider over frames (a session's rows or a
+// The offline file (debugging/offline_html.py): a slider over frames (a session's rows or a
 // canvas's revisions), the canvas of each frame drawn by memviz's renderer (canvas-draw.js,
 // labels as text), and node panels with their rows and the refs they cite. No network: every
 // byte is in this file, and its Content-Security-Policy forbids any fetch.

@@ -10,7 +10,8 @@ from pathlib import Path
 from canvases.mermaid.render import STATUS_STYLES as CLASS_DEFS
 from canvases.mermaid.vocabulary import STATUS_STYLES, STATUS_VOCABULARY, URGENCY
 from canvases.status_assets import CSS_NAME, JS_NAME, generated, stale, write
-from sessions.offline_html import SCRIPTS, STYLES
+from debugging.offline_html import SCRIPTS, STYLES
+from tests.code_tree import APP_PACKAGES
 
 REPO = Path(__file__).resolve().parents[2]
 STATIC = REPO / "static"
@@ -66,7 +67,7 @@ def test_no_other_file_restates_the_statuses_words_or_colours() -> None:
         found += [f"{path.name}: {m.group(0)}" for m in WORD_LIST.finditer(text)]
     # L1.5 of the plugin counts three of the words (mmd-meta.ts): its rule, mirrored, not ours.
     allowed = {REPO / "canvases" / "mermaid" / "vocabulary.py", REPO / "canvases" / "mermaid" / "agent_view.py"}
-    for app in ("canvases", "sessions", "memviz", "reviews"):
+    for app in APP_PACKAGES:
         for path in (REPO / app).rglob("*.py"):
             if path not in allowed and "migrations" not in path.parts:
                 text = path.read_text("utf-8")

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import Client
 
 from canvases.models import Canvas
-from sessions.debug_cache import memo_clear
+from debugging.debug_cache import memo_clear
 from sessions.ingest import ingest_path
 from sessions.models import AgentSession
 from tests.debug import diagnosis_fixture as dfx

@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
-from sessions.diagnostics import KINDS
+from debugging.diagnostics import KINDS
 from tests.debug import diagnosis_fixture as fx
 from tests.pages import attr, one
 
@@ -132,6 +132,6 @@ def test_session_list_filters_by_diagnosis_agent_and_time(root: Path) -> None:
     ],
 )
 def test_error_markers(text: str, line: str | None) -> None:
-    from sessions.diagnostics import error_line
+    from debugging.diagnostics import error_line
 
     assert error_line(text) == line

@@ -66,7 +66,7 @@ def test_session_ledger_counts_each_layer_exactly(upstream: Path) -> None:
 def test_a_big_layer_is_sampled_and_says_so(
     upstream: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sessions import token_ledger
+    from debugging import token_ledger
 
     monkeypatch.setattr(token_ledger, "EXACT_BUDGET_CHARS", 120)
     data = json.loads(Client().get("/a/main/ledger/", {"format": "json"}).content)
@@ -116,7 +116,7 @@ def test_report_renders_cleanly_with_python_markdown(tmp_path: Path) -> None:
 
 
 def test_hostile_text_cannot_break_the_report(tmp_path: Path) -> None:
-    from sessions.run_report import cell, fence
+    from debugging.run_report import cell, fence
 
     assert cell("a | b\nc") == "a \\| b c"
     body = "x\n```\n<script>alert(1)</script>\n````"

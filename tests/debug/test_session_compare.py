@@ -6,8 +6,8 @@ import difflib
 import random
 from typing import Any
 
-from sessions.call_align import align
-from sessions.session_compare import (
+from debugging.call_align import align
+from debugging.session_compare import (
     CHANGED,
     MOVED,
     ONLY_A,

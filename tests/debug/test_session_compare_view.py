@@ -8,7 +8,7 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
-from sessions import compare_selectors
+from debugging import compare_selectors
 from tests.debug import compare_fixture as cfx
 from tests.pages import attr, one
 
@@ -100,7 +100,7 @@ def test_zh_hans_page_shows_no_english_ui_text(tmp_path: Path) -> None:
 
 
 def test_token_totals_come_from_each_sessions_ledger(tmp_path: Path) -> None:
-    from sessions.ledger_selectors import session_ledger
+    from debugging.ledger_selectors import session_ledger
     from sessions.models import Agent, AgentSession
 
     cfx.build(tmp_path / "root")

@@ -2,7 +2,7 @@
 (`sessions.memory.paths.open_regular` / `read_regular` / `open_append`), which refuses links,
 FIFOs, devices and sockets without blocking and bounds what it reads.
 
-The code is walked: any other file open or read in canvases/, sessions/ or memviz/ fails, unless
+The code is walked: any other file open or read in any app of the project (tests/code_tree.py) fails, unless
 it is on the short list below of reads that never touch a memory folder.
 """
 
@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.code_tree import APP_PACKAGES
+
 REPO = Path(__file__).resolve().parents[2]
-PACKAGES = ("canvases", "sessions", "memviz")
+PACKAGES = APP_PACKAGES
 READ_METHODS = {"read_text", "read_bytes", "open"}
 OS_OPENERS = {"open", "fdopen"}
 
@@ -29,7 +31,7 @@ ALLOWED = {
     ("sessions/memory/inode_io.py", "save_unplaced_bytes"): "creates a new file (O_EXCL)",
     ("sessions/memory/journal.py", "intent_load_all"): "memviz's own journal folder",
     ("sessions/archive.py", "_copy_limited"): "writes an unpacked upload member (new file)",
-    ("sessions/offline_html.py", "_asset"): "memviz's own static JS and CSS, inlined in a file",
+    ("debugging/offline_html.py", "_asset"): "memviz's own static JS and CSS, inlined in a file",
     ("canvases/status_assets.py", "stale"): "memviz's own generated static CSS and JS, compared with the table",
     ("sessions/jobs.py", "_board_read"): "memviz's own job-progress file under var/ (SQLite beat)",
     ("sessions/archive.py", "_unpack_zip"): "a member of the uploaded archive",

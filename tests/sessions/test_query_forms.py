@@ -183,8 +183,8 @@ def test_fresh_wait_rows_same_as_parsing_every_stamp(tmp_path: Path) -> None:
     fresh ones must be what parsing every wait row's stamp gives."""
     from datetime import UTC, datetime, timedelta
 
-    from sessions import debug_selectors
-    from sessions.diagnostics import WAIT_WINDOW
+    from debugging import debug_selectors
+    from debugging.diagnostics import WAIT_WINDOW
     from sessions.instants import parse_instant
 
     now = datetime.now(UTC)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from sessions import offline
-from sessions.offline_html import SCRIPTS, script_hash
+from debugging import offline
+from debugging.offline_html import SCRIPTS, script_hash
 from tests.share import share_fixture as fx
 
 pytestmark = pytest.mark.django_db

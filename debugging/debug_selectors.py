@@ -21,14 +21,14 @@ from django.utils import timezone
 
 from canvases.mermaid import parse
 from canvases.models import Canvas, Revision
-from sessions import diagnostics as diag
-from sessions.debug_cache import agent_fingerprint, memo, session_fingerprint
+from debugging import diagnostics as diag
+from debugging.debug_cache import agent_fingerprint, memo, session_fingerprint
+from debugging.ref_scan import scan_ref
+from debugging.replay import CanvasVersion, Replay, ReplayRow, build_replay
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative, confine
 from sessions.memory.row_fields import WAIT_SQL, aliases_of_all
 from sessions.models import Agent, AgentSession, Ref, Row
-from sessions.ref_scan import scan_ref
-from sessions.replay import CanvasVersion, Replay, ReplayRow, build_replay
 
 ROW_FIELDS = (
     "pk",

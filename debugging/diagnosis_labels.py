@@ -32,7 +32,7 @@ HELP = {
 }
 
 
-# The wording of sessions.diagnostics.DETAILS, with the same values ("wait" and "null" are the
+# The wording of debugging.diagnostics.DETAILS, with the same values ("wait" and "null" are the
 # row's node_id as the agent wrote it: data, shown as is).
 DETAILS = {
     "no_canvas": _("node on no canvas"),

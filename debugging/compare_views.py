@@ -8,11 +8,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET
 
+from debugging import session_compare as sc
+from debugging.compare_html import nodes_html, pairs_html
+from debugging.compare_selectors import page_data
+from debugging.ledger_selectors import session_ledger
 from memviz.pages import render_page, wants_json
-from sessions import session_compare as sc
-from sessions.compare_html import nodes_html, pairs_html
-from sessions.compare_selectors import page_data
-from sessions.ledger_selectors import session_ledger
 from sessions.models import Agent, AgentSession
 from sessions.selectors import agent_get
 
@@ -47,7 +47,7 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
         ],
     }
     if not (chosen["a"] and chosen["b"]):
-        return render_page(request, "agent_sessions/compare.html", {"agent": obj.slug, **picker})
+        return render_page(request, "debugging/compare.html", {"agent": obj.slug, **picker})
     found = {s.session_id: s for s in choices.filter(session_id__in=chosen.values())}
     missing = [v for v in chosen.values() if v not in found]
     if missing:
@@ -59,7 +59,7 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     if wants_json(request):  # the twin needs none of the HTML built below
         if any(k in params for k in ("after", "before", "at")):
             data["nodes"] = None  # a cursor page: the first page has the node table
-        return render_page(request, "agent_sessions/compare.html", {**data, **picker})
+        return render_page(request, "debugging/compare.html", {**data, **picker})
     this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
     htmx = getattr(request, "htmx", None)
     # the pager swaps the list alone: it needs no node table
@@ -70,7 +70,7 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
         "this": this,
     }
     return render_page(
-        request, "agent_sessions/compare.html", {**data, **picker}, extra=extra, partial="pairs"
+        request, "debugging/compare.html", {**data, **picker}, extra=extra, partial="pairs"
     )
 
 
@@ -82,4 +82,4 @@ def _tokens(request: HttpRequest, agent: Agent, a: AgentSession, b: AgentSession
         for side, s in (("a", a), ("b", b))
     }
     sides = [("A", data["a"]), ("B", data["b"])]
-    return render_page(request, "agent_sessions/_compare_tokens.html", data, extra={"sides": sides})
+    return render_page(request, "debugging/_compare_tokens.html", data, extra={"sides": sides})

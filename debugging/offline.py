@@ -1,8 +1,8 @@
 """One self-contained offline HTML file of a canvas or a session (what goes in; bounded).
 
-`sessions/offline_html.py` assembles the file; this module reads the index and the refs:
+`debugging/offline_html.py` assembles the file; this module reads the index and the refs:
 
-- a session: its replay (sessions/replay.py) — the last `MAX_ROWS` rows, one frame each, with
+- a session: its replay (debugging/replay.py) — the last `MAX_ROWS` rows, one frame each, with
   the canvas as it stood at each row;
 - a canvas: its recorded versions (the newest `MAX_VERSIONS`, then the current text), one frame
   each, and the agent's rows placed on its nodes (the newest `MAX_ROWS`);
@@ -26,14 +26,14 @@ from django.utils.translation import gettext as _
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import parse
 from canvases.models import Canvas, Revision
-from sessions import debug_selectors, offline_html
+from debugging import debug_selectors, offline_html
+from debugging.replay import REVISION, CanvasVersion, Scene, _scene
 from sessions.instants import iso
 from sessions.memory.paths import LinkRefused, UnsafePath, confine
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.memory.row_fields import node_aliases
 from sessions.models import Agent, AgentSession, Row
 from sessions.ref_render import ALLOWED_CLASSES, ALLOWED_TAGS, code_to_html, markdown_to_html
-from sessions.replay import REVISION, CanvasVersion, Scene, _scene
 from sessions.selectors import RefLocator
 
 MAX_ROWS = 3000

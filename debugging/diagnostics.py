@@ -90,7 +90,7 @@ class Finding:
 
 
 # Evidence details memviz words itself: a code and its values, put in the viewer's language
-# by sessions.diagnosis_labels.titled (the English text stays in "detail" for other readers).
+# by debugging.diagnosis_labels.titled (the English text stays in "detail" for other readers).
 DETAILS = {
     "wait": "wait",
     "null": "null",

@@ -7,15 +7,15 @@ from typing import Any
 from django import template
 
 from canvases.models import Canvas
-from sessions import debug_selectors as ds
-from sessions.diagnosis_labels import titled
+from debugging import debug_selectors as ds
+from debugging.diagnosis_labels import titled
 from sessions.models import Agent, AgentSession
 
 register = template.Library()
 register.filter("badge_slot", ds.badge_slot)
 
 
-@register.inclusion_tag("agent_sessions/_badges.html")
+@register.inclusion_tag("debugging/_badges.html")
 def session_badges(agent_slug: str, session_id: str) -> dict[str, Any]:
     """The session's findings that are not zero, each linked to the session's diagnostics."""
     agent = Agent.objects.filter(slug=agent_slug).first()
@@ -26,7 +26,7 @@ def session_badges(agent_slug: str, session_id: str) -> dict[str, Any]:
     return {"findings": titled(found), "agent": agent_slug, "session": session_id}
 
 
-@register.inclusion_tag("agent_sessions/_badges.html")
+@register.inclusion_tag("debugging/_badges.html")
 def canvas_badges(agent_slug: str, filename: str) -> dict[str, Any]:
     """Budget and stuck-node findings of one canvas, linked to the agent's diagnostics."""
     agent = Agent.objects.filter(slug=agent_slug).first()

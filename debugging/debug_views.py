@@ -20,15 +20,15 @@ from django.views.decorators.http import require_GET
 from canvases import liveness
 from canvases.models import CanvasNode
 from canvases.node_removal import node_removal
+from debugging import debug_selectors as ds
+from debugging.diagnosis_labels import titled
+from debugging.ledger_selectors import agent_ledger, session_ledger
+from debugging.replay import RECONSTRUCTED, REVISION
+from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
-from sessions import debug_selectors as ds
-from sessions.diagnosis_labels import titled
 from sessions.instants import iso, parse_instant
-from sessions.ledger_selectors import agent_ledger, session_ledger
 from sessions.memory.row_fields import drawn_as
 from sessions.models import Agent, AgentSession
-from sessions.replay import RECONSTRUCTED, REVISION
-from sessions.run_report import report_markdown
 from sessions.selectors import agent_get
 
 FRAME_PAGE = 500
@@ -113,7 +113,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     data["frames"] = []  # the page gets every frame in `payload`; the JSON twin pages them
     return render_page(
         request,
-        "agent_sessions/replay.html",
+        "debugging/replay.html",
         data,
         extra={
             "payload": payload,
@@ -131,7 +131,7 @@ def session_diagnostics_page(request: HttpRequest, agent: str, session: str) -> 
         "session": sess.session_id,
         "findings": titled(ds.findings_json(ds.session_findings(obj, sess))),
     }
-    return render_page(request, "agent_sessions/diagnostics.html", data)
+    return render_page(request, "debugging/diagnostics.html", data)
 
 
 @require_GET
@@ -153,7 +153,7 @@ def agent_session_badges(request: HttpRequest, agent: str) -> HttpResponse:
         for sid, counts in per_session.items()
     ]
     data = {"agent": obj.slug, "badges": badges}
-    return render(request, "agent_sessions/_session_badges_oob.html", data)
+    return render(request, "debugging/_session_badges_oob.html", data)
 
 
 @require_GET
@@ -172,18 +172,18 @@ def agent_diagnostics_page(request: HttpRequest, agent: str) -> HttpResponse:
             for sid, counts in rollup["per_session"].items()
         ],
     }
-    return render_page(request, "agent_sessions/diagnostics.html", data)
+    return render_page(request, "debugging/diagnostics.html", data)
 
 
 @require_GET
 def session_ledger_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj, sess = _session(agent, session)
-    return render_page(request, "agent_sessions/ledger.html", session_ledger(obj, sess))
+    return render_page(request, "debugging/ledger.html", session_ledger(obj, sess))
 
 
 @require_GET
 def agent_ledger_page(request: HttpRequest, agent: str) -> HttpResponse:
-    return render_page(request, "agent_sessions/ledger.html", agent_ledger(agent_get(agent)))
+    return render_page(request, "debugging/ledger.html", agent_ledger(agent_get(agent)))
 
 
 def session_report_data(obj: Agent, sess: AgentSession) -> dict[str, Any]:
@@ -251,7 +251,7 @@ def node_locate(request: HttpRequest, agent: str, node: str = "") -> HttpRespons
     )
     if hit is None:
         context = {"agent": obj, "node_id": node, "removal": node_removal(obj, node)}
-        return render(request, "agent_sessions/node_gone.html", context, status=404)
+        return render(request, "debugging/node_gone.html", context, status=404)
     url = reverse("canvas", args=[obj.slug, hit.canvas.filename])
     return HttpResponseRedirect(f"{url}#node={quote(hit.node_id, safe='')}")
 
@@ -309,7 +309,7 @@ def sessions_list(request: HttpRequest) -> HttpResponse:
         "diagnoses": titled([{"kind": k} for k in ds.diag.KINDS]),
         "sessions": out,
     }
-    return render_page(request, "agent_sessions/sessions.html", data, partial="results")
+    return render_page(request, "debugging/sessions.html", data, partial="results")
 
 
 def _utc(moment: datetime | None) -> str | None:

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from pathlib import Path
 from threading import Lock
 
-from sessions.diagnostics import RefFacts, error_line
+from debugging.diagnostics import RefFacts, error_line
 from sessions.memory.refs import read_ref_info, read_ref_page, split_ref
 
 HEAD_BYTES = 16 * 1024

@@ -9,20 +9,20 @@ from typing import Any
 from canvases.mermaid.tokens import METHOD
 from canvases.mermaid.tokens import token_count as count_tokens
 from canvases.mermaid.tokens import token_counts as count_tokens_many
-from sessions import token_ledger as tl
-from sessions.debug_cache import agent_fingerprint, memo
-from sessions.debug_selectors import (
+from debugging import token_ledger as tl
+from debugging.debug_cache import agent_fingerprint, memo
+from debugging.debug_selectors import (
     LoadedRow,
     canvases_parsed,
     load_rows,
     node_first_rows,
     ref_name,
 )
+from debugging.replay import ReplayRow, active_canvases, node_canvas_map
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative, read_regular
 from sessions.memory.state_edit import resume_block
 from sessions.models import Agent, AgentSession, Ref
-from sessions.replay import ReplayRow, active_canvases, node_canvas_map
 
 NOTES = (
     "Each layer is counted exactly up to {budget:,} characters; past that, on an even sample "

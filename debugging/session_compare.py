@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sessions.call_align import align
+from debugging.call_align import align
 from sessions.memory.row_fields import WAIT
 
 SAME = "same"  # same call, same result

@@ -1,0 +1,1 @@
+"""Debugging a run of an agent: see apps.py."""
