@@ -53,7 +53,7 @@ def bench_replay(tmp: Path, rows: int, requests: int, floor_page: float, missed:
 
     from debugging import debug_selectors as ds
     from debugging.debug_cache import memo_clear
-    from sessions.ingest import ingest_path
+    from intake.ingest import ingest_path
     from sessions.models import AgentSession
 
     root = tmp / "replay-root"
@@ -160,7 +160,7 @@ def bench_agent(tmp: Path, rows: int, requests: int, floor_page: float, missed: 
     from debugging import debug_selectors as ds
     from debugging import ledger_selectors as ls
     from debugging.debug_cache import memo_clear
-    from sessions.ingest import ingest_path
+    from intake.ingest import ingest_path
     from sessions.models import Agent
 
     root = tmp / "agent-root"

@@ -148,7 +148,7 @@ def main() -> None:
         setup_django(Path(temp) / "var")
         from django.contrib.auth.models import User
 
-        from sessions.ingest import ingest_path
+        from intake.ingest import ingest_path
 
         agent_dir = build_agent(Path(temp) / "root", rows, files)
         started = time.perf_counter()

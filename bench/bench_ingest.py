@@ -90,7 +90,7 @@ def timed_gets(client, urls: list[str]) -> list[float]:
 def peak_ingest_memory(tmp: Path, rows: int, ref_bytes: int) -> float:
     from generate_root import generate_root
 
-    from sessions.ingest import ingest_path
+    from intake.ingest import ingest_path
     from sessions.models import Agent
 
     root = tmp / f"mem-{ref_bytes}"
@@ -118,7 +118,7 @@ def main() -> int:
     from generate_root import generate_root
 
     from canvases.models import Canvas, CanvasNode
-    from sessions.ingest import ingest_path
+    from intake.ingest import ingest_path
 
     root = tmp / "root"
     t0 = time.perf_counter()

@@ -97,7 +97,7 @@ def floor_seconds(agent: Path) -> float:
 
 def ingest_path_seconds(env: dict[str, str], root: Path) -> float:
     code = (
-        "import time; from pathlib import Path; from sessions.ingest import ingest_path; "
+        "import time; from pathlib import Path; from intake.ingest import ingest_path; "
         "t = time.perf_counter(); "
         f"ingest_path(Path({str(root)!r})); print(time.perf_counter() - t)"
     )

@@ -75,12 +75,12 @@ def worker(root: Path, samples: int, job: bool) -> dict:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
-    from sessions.ingest import ingest_agent_dir, ingest_path
+    from intake.ingest import ingest_agent_dir, ingest_path
 
     out: dict = {}
     started = time.perf_counter()
     if job:
-        from sessions.jobs import job_run_here
+        from intake.jobs import job_run_here
         from sessions.models import IngestJob
 
         ran = job_run_here(root)

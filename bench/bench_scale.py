@@ -93,7 +93,7 @@ def worker(root: Path, requests: int, appends: int) -> dict:
     from django.test import Client
 
     from canvases.lint import canvas_lint
-    from sessions.ingest import ingest_agent_dir, ingest_path
+    from intake.ingest import ingest_agent_dir, ingest_path
     from sessions.models import Agent, AgentSession, Row
 
     out: dict = {"vendor": connection.vendor}

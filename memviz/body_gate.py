@@ -53,7 +53,7 @@ def bearer_token(header: str) -> str:
 
 def push_allowed(agent: str, authorization: str) -> bool:
     """The push's bearer token is valid (read-only: the view records its use)."""
-    from sessions.stream import agent_name_check, token_valid
+    from intake.stream import agent_name_check, token_valid
 
     token = bearer_token(authorization)
     return bool(token) and agent_name_check(agent) is None and token_valid(agent, token)

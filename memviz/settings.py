@@ -102,7 +102,7 @@ MEMVIZ_DATA_ROOT = (
 MEMVIZ_UPLOAD_ROOT = Path(os.environ.get("MEMVIZ_UPLOAD_ROOT", SHARED_DIR / "uploads"))
 MEMVIZ_UPLOAD_MAX_BYTES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_BYTES", 200 * 1024 * 1024))
 MEMVIZ_UNPACKED_MAX_BYTES = int(os.environ.get("MEMVIZ_UNPACKED_MAX_BYTES", 2 * 1024**3))
-# Members an uploaded archive may hold: counted before anything is unpacked (sessions/archive.py).
+# Members an uploaded archive may hold: counted before anything is unpacked (intake/archive.py).
 MEMVIZ_UPLOAD_MAX_FILES = int(os.environ.get("MEMVIZ_UPLOAD_MAX_FILES", 100_000))
 # Intent records of multi-file changes in flight (canvases.write_path); outside every data root.
 MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", SHARED_DIR / "intents"))
@@ -126,6 +126,7 @@ INSTALLED_APPS = [
     "memviz",
     "canvases",
     "sessions.apps.AgentSessionsConfig",
+    "intake",
     "debugging",
     "reviews",
 ]
@@ -280,7 +281,7 @@ CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_EAGER_PROPAGATES = True
 # A task is acknowledged when it ends, so a worker that dies mid-task does not lose it: Redis
 # redelivers it after the visibility timeout. The filesystem transport removes a message when it
-# is received and never redelivers, so memviz also recovers jobs itself (sessions/jobs.py): a
+# is received and never redelivers, so memviz also recovers jobs itself (intake/jobs.py): a
 # running job whose heartbeat stops is re-queued, and failed after MEMVIZ_JOB_MAX_ATTEMPTS.
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

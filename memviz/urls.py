@@ -8,6 +8,7 @@ from canvases import compare_views
 from canvases import views as canvas_views
 from debugging import compare_views as session_compare_views
 from debugging import debug_views, offline_views, replay_branch
+from intake import views as intake_views
 from memviz.throttle import ThrottledLoginView
 from sessions import share_views
 from sessions import views as session_views
@@ -16,16 +17,16 @@ handler500 = "memviz.outage.server_error"  # a database or Redis outage → 503
 urlpatterns = [
     path("", session_views.home, name="home"),
     path("search/", session_views.search_page, name="search"),
-    path("ingest/", session_views.ingest_view, name="ingest"),
-    path("upload/", session_views.upload_view, name="upload"),
-    path("uploads/", session_views.uploads_page, name="uploads"),
-    path("uploads/<str:upload_id>/delete/", session_views.upload_delete_view, name="upload-delete"),
-    path("tokens/", session_views.tokens_view, name="tokens"),
-    path("tokens/<str:agent>/revoke/", session_views.token_revoke_view, name="token-revoke"),
+    path("ingest/", intake_views.ingest_view, name="ingest"),
+    path("upload/", intake_views.upload_view, name="upload"),
+    path("uploads/", intake_views.uploads_page, name="uploads"),
+    path("uploads/<str:upload_id>/delete/", intake_views.upload_delete_view, name="upload-delete"),
+    path("tokens/", intake_views.tokens_view, name="tokens"),
+    path("tokens/<str:agent>/revoke/", intake_views.token_revoke_view, name="token-revoke"),
     path("tokens/share/<str:key>/revoke/", share_views.share_revoke_view, name="share-revoke"),
     path("share/<str:key>/", share_views.share_open, name="share-open"),
-    path("jobs/<int:job_id>/", session_views.job_page, name="job"),
-    path("jobs/<int:job_id>/retry/", session_views.job_retry_view, name="job-retry"),
+    path("jobs/<int:job_id>/", intake_views.job_page, name="job"),
+    path("jobs/<int:job_id>/retry/", intake_views.job_retry_view, name="job-retry"),
     path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
@@ -41,7 +42,7 @@ urlpatterns = [
     path("a/<str:agent>/s/<str:session>/offline.html", offline_views.session_offline, name="session-offline"),
     path("a/<str:agent>/c/<str:canvas>/offline.html", offline_views.canvas_offline, name="canvas-offline"),
     path("a/<str:agent>/c/<str:canvas>/", include("canvases.edit_urls")),
-    path("api/stream/", include("sessions.stream_urls")),
+    path("api/stream/", include("intake.stream_urls")),
     path("a/<str:agent>/review/", include("reviews.urls")),
 ]
 

@@ -139,7 +139,7 @@ class PlacedLookup:
         self.known: dict[str, bool] = {}
         self.before_query = before_query
         # True: read every drawn node id at the first batch, then ask nothing per batch (a
-        # whole-folder ingest, whose rows stream into one COPY: see ``sessions.row_sink``)
+        # whole-folder ingest, whose rows stream into one COPY: see ``intake.row_sink``)
         self.whole = False
         self.drawn: frozenset[str] | None = None
 

@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 
 from memviz.public_errors import scrub_paths
 from sessions import counters
-from sessions.jobs import job_is_stale, job_live
+from sessions.job_board import job_is_stale, job_live
 from sessions.models import Agent, IngestJob
 from sessions.selectors import AgentSummary, agent_summary
 

@@ -212,7 +212,7 @@ class IngestJob(models.Model):
     report = NulSafeJSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    # Recovery from a dead worker (sessions/jobs.py): the running task beats; a silent one is
+    # Recovery from a dead worker (intake/jobs.py): the running task beats; a silent one is
     # re-queued until MEMVIZ_JOB_MAX_ATTEMPTS, then failed with a retry button.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     attempts = models.IntegerField(default=0)

@@ -4,7 +4,7 @@ SQLite: contentless FTS5 tables (a trigram index and a CJK-bigram index per kind
 ``sessions.search_terms``). A contentless table can only forget a document when given the
 exact text it indexed, so every delete or change goes through here *before* the row is gone.
 PostgreSQL: tsvector documents built in Python (rows get theirs in the same COPY that inserts
-them, in ``sessions.ingest``); deletes follow by cascade.
+them, in ``intake.ingest``); deletes follow by cascade.
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from memviz.pages import json_response, render_page, wants_json
 from sessions import share_links
 from sessions.models import AgentSession
 from sessions.selectors import agent_get
-from sessions.views import _token_refusal
 
 
 def _private(response: HttpResponse) -> HttpResponse:
@@ -75,10 +74,19 @@ def share_revoke_view(request: HttpRequest, key: str) -> HttpResponse:
     try:
         share_links.link_revoke(key, user=request.user)
     except LookupError as exc:
-        return _token_refusal(request, str(exc), 404)
+        return token_page_refusal(request, str(exc), 404)
     except PermissionError as exc:
-        return _token_refusal(request, str(exc), 403)
+        return token_page_refusal(request, str(exc), 403)
     if wants_json(request):
         return json_response({"revoked": key})
     messages.success(request, _("the share link is revoked"))
+    return redirect("tokens")
+
+
+def token_page_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    """A refusal on the tokens page (which lists push tokens and share links): JSON, or back
+    to the page with the reason."""
+    if wants_json(request):
+        return json_response({"error": message}, status=status)
+    messages.error(request, message)
     return redirect("tokens")

@@ -1,4 +1,4 @@
-"""Agents, sessions, refs, search and ingest pages: thin views over selectors and services."""
+"""Agents, sessions, refs and search pages: thin views over selectors."""
 
 from __future__ import annotations
 
@@ -6,30 +6,19 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
-from django.contrib import messages
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect
-from django.urls import reverse
+from django.shortcuts import get_object_or_404
 from django.utils.http import url_has_allowed_host_and_scheme
-from django.utils.translation import gettext as _
-from django.utils.translation import ngettext
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
 from canvases import lineage, liveness, reverts
-from memviz.access import signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
-from memviz.public_errors import public_data, scrub_paths
 from sessions import home_selectors, selectors
-from sessions.archive import ArchiveError
-from sessions.jobs import job_dispatch, job_retry
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
-from sessions.models import AgentSession, IngestJob, Ref
+from sessions.models import AgentSession, Ref
 from sessions.ref_render import code_to_html, markdown_to_html
-from sessions.share_links import links_list
-from sessions.stream import TokenForbidden, token_create, token_revoke, tokens_list
-from sessions.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 
 
 @require_GET
@@ -185,150 +174,3 @@ def search_page(request: HttpRequest) -> HttpResponse:
     }
     partial = SEARCH_PAGES.get(params.get("only", ""), "results")
     return render_page(request, "agent_sessions/search.html", data, extra=extra, partial=partial)
-
-
-def ingest_start(path: Path) -> IngestJob:
-    job = IngestJob.objects.create(path=str(path))
-    job_dispatch(job)
-    return job
-
-
-@require_POST
-@signed_in_to_write
-def ingest_view(request: HttpRequest) -> HttpResponse:
-    job = ingest_start(Path(settings.MEMVIZ_DATA_ROOT))
-    return _job_response(request, job)
-
-
-def _job_response(request: HttpRequest, job: IngestJob) -> HttpResponse:
-    if wants_json(request):
-        data = home_selectors.job_item(job)  # the folder it reads is shown to staff only, as on every page
-        return json_response(data if request.user.is_staff else public_data(data), status=202)
-    if getattr(request, "htmx", False):
-        return render_page(request, "agent_sessions/_job.html", {"job": home_selectors.job_item(job)})
-    return redirect(reverse("job", args=[job.pk]))
-
-
-@require_GET
-def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(IngestJob, pk=job_id)
-    return render_page(request, "agent_sessions/job.html", {"job": home_selectors.job_item(job)}, partial="job")
-
-
-@require_POST
-@signed_in_to_write
-def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
-    job = get_object_or_404(IngestJob, pk=job_id)
-    if not job_retry(job):
-        message = "only a failed or stalled ingest can be retried"
-        if wants_json(request):
-            return json_response({"error": message}, status=409)
-        messages.error(request, message)
-        return redirect(reverse("job", args=[job.pk]))
-    job.refresh_from_db()
-    return _job_response(request, job)
-
-
-@require_POST
-@signed_in_to_write
-def upload_view(request: HttpRequest) -> HttpResponse:
-    upload = request.FILES.get("archive")
-    error = None
-    root = None
-    if upload is None:
-        error = "choose a .zip or .tar.gz file to upload"
-    elif upload.size is None or upload.size > settings.MEMVIZ_UPLOAD_MAX_BYTES:
-        # a size Django could not tell is refused rather than stored without a bound
-        error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
-    else:
-        try:
-            root = upload_store(upload.chunks(), upload.name or "upload", owner=request.user)
-        except ArchiveError as exc:
-            error = scrub_paths(f"upload refused: {exc}")
-    if error is not None or root is None:
-        if wants_json(request):
-            return json_response({"error": error}, status=400)
-        messages.error(request, error or "upload refused")
-        return redirect("home")
-    job = ingest_start(root)
-    return _job_response(request, job)
-
-
-@require_GET
-@signed_in_to_write
-def uploads_page(request: HttpRequest) -> HttpResponse:
-    uploads = [
-        {"id": u.id, "name": u.name, "uploaded_at": u.uploaded_at, "agents": u.agents}
-        for u in uploads_list(request.user)
-    ]
-    return render_page(request, "agent_sessions/uploads.html", {"uploads": uploads})
-
-
-@require_POST
-@signed_in_to_write
-def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
-    try:
-        slugs = upload_delete(upload_id, request.user)
-    except LookupError:
-        return json_response({"error": "no such upload"}, status=404)
-    except UploadBusy as exc:
-        if wants_json(request):
-            return json_response({"error": str(exc)}, status=409)
-        messages.error(request, _("not deleted: %(reason)s") % {"reason": exc})
-        return redirect("uploads")
-    if wants_json(request):
-        return json_response({"deleted": upload_id, "agents": slugs})
-    done = ngettext(
-        "upload %(id)s deleted (%(n)d agent)", "upload %(id)s deleted (%(n)d agents)", len(slugs)
-    )
-    messages.success(request, done % {"id": upload_id, "n": len(slugs)})
-    return redirect("uploads")
-
-
-def _token_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
-    if wants_json(request):
-        return json_response({"error": message}, status=status)
-    messages.error(request, message)
-    return redirect("tokens")
-
-
-@signed_in_to_write
-def tokens_view(request: HttpRequest) -> HttpResponse:
-    """GET: the push tokens (agent, created by, last used); POST: create or rotate one."""
-    if request.method == "POST":
-        return _token_create(request)
-    if request.method != "GET":
-        return HttpResponse(status=405)
-    data = {"tokens": tokens_list(request.user), "share_links": links_list(request.user)}
-    return render_page(request, "agent_sessions/tokens.html", data)
-
-
-def _token_create(request: HttpRequest) -> HttpResponse:
-    """Create (or rotate) the push token of an agent; shown once, only its hash is kept."""
-    name = request.POST.get("agent", "").strip()
-    try:
-        token = token_create(name, user=request.user)
-    except TokenForbidden as exc:
-        return _token_refusal(request, str(exc), 403)
-    except ValueError as exc:
-        return _token_refusal(request, str(exc), 400)
-    url = request.build_absolute_uri(reverse("home"))
-    data = {"agent": name, "token": token, "push_url": url}
-    if wants_json(request):
-        return json_response(data, status=201)
-    return render_page(request, "agent_sessions/token.html", data)
-
-
-@require_POST
-@signed_in_to_write
-def token_revoke_view(request: HttpRequest, agent: str) -> HttpResponse:
-    try:
-        token_revoke(agent, user=request.user)
-    except TokenForbidden as exc:
-        return _token_refusal(request, str(exc), 403)
-    except ValueError as exc:
-        return _token_refusal(request, str(exc), 404)
-    if wants_json(request):
-        return json_response({"revoked": agent})
-    messages.success(request, _("the push token of %(agent)s is revoked") % {"agent": agent})
-    return redirect("tokens")

@@ -16,7 +16,7 @@ from django.test import Client
 
 from canvases import services
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Agent, AgentSession, Ref
 
 pytestmark = pytest.mark.django_db(transaction=True)

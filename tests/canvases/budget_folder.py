@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 
 FILE = "008-budget.mmd"
 URL = f"/a/budgeted/c/{FILE}/"

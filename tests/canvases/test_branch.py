@@ -20,7 +20,7 @@ from canvases.edit_ops import EditConflict
 from canvases.mermaid import parse
 from canvases.mermaid.branch import branch_text, next_free_number
 from canvases.models import Canvas, CanvasBranch
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory import journal
 from sessions.memory.atomic import TEMP_MARKER
 from tests.pages import attr, one

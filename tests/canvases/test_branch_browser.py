@@ -11,7 +11,7 @@ import pytest
 
 from canvases import services
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 from tests.conftest import SCREENSHOTS
 

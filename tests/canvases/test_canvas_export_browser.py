@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid.mermaid_source import mermaid_source
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -15,7 +15,7 @@ import pytest
 from canvases.mermaid import content_hash, parse
 from canvases.mermaid.samples import sample_canvas
 from canvases.mermaid.vocabulary import STATUS_STYLES, STATUS_VOCABULARY
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER
 from tests.canvases.browser_login import log_in as sign_in
 from tests.conftest import SCREENSHOTS

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypedDict
 import pytest
 
 from canvases.mermaid.samples import sample_canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import AgentSession
 from tests.conftest import SCREENSHOTS
 

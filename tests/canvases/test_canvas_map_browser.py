@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import pytest
 
 from canvases.mermaid.samples import sample_canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.conftest import SCREENSHOTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -9,7 +9,7 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.pages import one
 
 pytestmark = pytest.mark.django_db

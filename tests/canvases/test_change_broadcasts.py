@@ -13,8 +13,8 @@ from django.test import Client
 
 from canvases import services
 from canvases.models import Canvas, Revision
+from intake.ingest import ingest_path
 from memviz.broadcast import agent_group, canvas_group
-from sessions.ingest import ingest_path
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from canvases.mermaid import parse
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases.models import Canvas
-from sessions.ingest import ingest_agent_dir, ingest_path
+from intake.ingest import ingest_agent_dir, ingest_path
 from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from django.test import Client
 
 from canvases import history, liveness
 from canvases.models import Canvas
-from sessions.ingest import ingest_agent_dir, ingest_path
+from intake.ingest import ingest_agent_dir, ingest_path
 from tests.canvases.agent_doubles import Block, FakeAgent, now_stamp
 from tests.debug.memory_factory import canvas, node, write_agent
 from tests.pages import attr, one

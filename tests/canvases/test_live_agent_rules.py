@@ -17,7 +17,7 @@ from django.test import Client
 
 from canvases import history, services
 from canvases.models import Canvas, Revision
-from sessions.ingest import ingest_agent_dir, ingest_path
+from intake.ingest import ingest_agent_dir, ingest_path
 from tests.pages import one
 
 pytestmark = pytest.mark.django_db

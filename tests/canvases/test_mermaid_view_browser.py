@@ -11,7 +11,7 @@ import pytest
 
 from canvases.mermaid.mermaid_source import mermaid_source
 from canvases.mermaid.samples import sample_canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 from tests.debug.memory_factory import canvas, node, write_agent
 from tests.pages import found

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.debug.memory_factory import canvas, node, write_agent
 from tests.pages import streamed
 

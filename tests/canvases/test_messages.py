@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import translation
 
 from canvases.messages import TEXTS, Said
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 
 
 def test_every_message_reads_in_both_languages_with_its_values() -> None:

@@ -11,7 +11,7 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from canvases.edit_ops import EDIT_OPS, OPERATIONS, TOOLS, applies_cleanly, op_params
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 
 REPO = Path(__file__).resolve().parents[2]
 EDITOR = (REPO / "templates" / "canvases" / "_editor.html").read_text("utf-8")

@@ -12,7 +12,7 @@ from django.test import Client
 
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas
-from sessions.ingest import ingest_agent_dir, ingest_path
+from intake.ingest import ingest_agent_dir, ingest_path
 from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,7 @@ from bs4 import BeautifulSoup
 from django.contrib.auth.models import User
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent
 from tests.pages import one

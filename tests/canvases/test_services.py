@@ -11,7 +11,7 @@ from django.contrib.auth.models import User
 from canvases import history, liveness, services
 from canvases.mermaid import content_hash, parse
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Row
 
 pytestmark = pytest.mark.django_db

@@ -20,7 +20,7 @@ from canvases import services, write_path
 from canvases.mermaid import parse
 from canvases.models import Canvas, Revision
 from canvases.row_plans import RowPlan
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory import journal
 from sessions.memory.atomic import TEMP_MARKER
 from sessions.models import Row

@@ -13,7 +13,7 @@ from bs4 import BeautifulSoup
 from django.contrib.auth.models import User
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.canvases.agent_doubles import FakeAgent
 from tests.pages import attr, one
 

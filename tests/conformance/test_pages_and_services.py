@@ -15,7 +15,7 @@ from django.test import Client
 
 from canvases import services
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db

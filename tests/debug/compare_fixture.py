@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.debug.memory_factory import canvas, node, write_agent
 
 AGENT, A, B = "runner", "run-1", "run-2"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.debug.memory_factory import canvas, node, write_agent
 
 BAD = "bad00000-0000-4000-8000-000000000001"

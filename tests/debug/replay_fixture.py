@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from canvases.models import Revision
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.debug.memory_factory import at, canvas, node, stamp, write_agent
 
 SESSION = "5e1f0000-aaaa-4bbb-8ccc-000000000001"

@@ -10,7 +10,7 @@ from django.test import Client
 
 from canvases.models import Canvas
 from debugging.debug_cache import memo_clear
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import AgentSession
 from tests.debug import diagnosis_fixture as dfx
 from tests.test_reads_never_write import WRITE_SQL, _snapshot

@@ -14,7 +14,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import IngestJob
 from tests.conftest import REPO
 from tests.debug import diagnosis_fixture as dfx

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.conftest import ARTIFACTS
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

@@ -12,7 +12,7 @@ from django.test import Client
 
 from canvases.mermaid.tokens import token_count as count_tokens
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory.state_edit import resume_block
 from sessions.models import Row
 from tests.debug import diagnosis_fixture as dfx

@@ -120,7 +120,7 @@ def test_token_totals_come_from_each_sessions_ledger(tmp_path: Path) -> None:
 
 
 def test_a_moved_call_links_to_its_other_place(tmp_path: Path) -> None:
-    from sessions.ingest import ingest_path
+    from intake.ingest import ingest_path
     from tests.debug.memory_factory import canvas, node, write_agent
 
     calls = ["read: a.py", "exec: make", "write: out.md"]

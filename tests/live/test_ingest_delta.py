@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from intake.ingest import ingest_agent_dir, ingest_path
 from memviz.broadcast import delta_messages
-from sessions.ingest import ingest_agent_dir, ingest_path
 
 pytestmark = pytest.mark.django_db
 SID = "3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90"

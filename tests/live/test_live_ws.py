@@ -15,9 +15,9 @@ from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
 from canvases.models import Canvas, Revision
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
+from intake.watch import start_watch_thread
 from sessions.models import Agent, AgentSession, Row
-from sessions.watch import start_watch_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

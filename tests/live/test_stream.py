@@ -12,8 +12,8 @@ from django.core.management import call_command
 from django.test import Client
 
 from canvases.models import Canvas
+from intake.stream import token_create
 from sessions.models import Agent, AgentSession, Row, StreamToken
-from sessions.stream import token_create
 
 pytestmark = pytest.mark.django_db
 

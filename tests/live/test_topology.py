@@ -137,7 +137,7 @@ def test_run_serves_at_once_while_its_first_ingest_shows_progress(
 ) -> None:
     root = tmp_path / "root"
     big_agent(root)
-    hold = tmp_path / "hold"  # the ingest job waits while this exists (sessions/tasks.py)
+    hold = tmp_path / "hold"  # the ingest job waits while this exists (intake/tasks.py)
     hold.touch()
     group = procs(root, MEMVIZ_TEST_HOLD_FILE=str(hold))
     port = free_port()

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from sessions.watch import lower_thread_priority
+from intake.watch import lower_thread_priority
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread nice is Linux's")
 
@@ -49,7 +49,7 @@ def test_zero_steps_changes_nothing() -> None:
 
 
 def test_the_watcher_thread_of_run_is_lowered(settings, tmp_path) -> None:
-    from sessions.watch import start_watch_thread
+    from intake.watch import start_watch_thread
 
     settings.MEMVIZ_WATCH_NICE = 7
     base = _nice_of(threading.get_native_id())

@@ -11,9 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from intake.ingest import ingest_path
 from reviews import selectors, services
 from reviews.models import QueueDecision, ReviewNote
-from sessions.ingest import ingest_path
 from sessions.models import Agent
 from tests.debug import diagnosis_fixture as dfx
 from tests.debug.memory_factory import at, stamp

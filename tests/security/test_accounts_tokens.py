@@ -14,9 +14,9 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
+from intake.stream import token_create
 from memviz.models import LoginFailure
 from sessions.models import IngestJob, StreamToken
-from sessions.stream import token_create
 from tests.pages import found
 
 pytestmark = pytest.mark.django_db

@@ -22,11 +22,10 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
+from intake.jobs import ingest_start, jobs_recover
+from intake.management.commands.run import celery_worker_command
 from memviz.celery import app
-from sessions.jobs import jobs_recover
-from sessions.management.commands.run import celery_worker_command
 from sessions.models import Agent, IngestJob
-from sessions.views import ingest_start
 
 REPO = Path(__file__).resolve().parents[2]
 FAST_RECOVERY = {"MEMVIZ_JOB_HEARTBEAT_SECONDS": "0.3", "MEMVIZ_JOB_STALE_SECONDS": "3"}
@@ -222,7 +221,7 @@ def test_run_restarts_a_worker_killed_with_sigkill(live_helpers, wait_for, tmp_p
         assert "exited with -9; restarting" in server.log.read_text()
         # the new worker takes work: an ingest queued now finishes
         queue = (
-            "from pathlib import Path; from sessions.views import ingest_start; "
+            "from pathlib import Path; from intake.jobs import ingest_start; "
             f"print(ingest_start(Path({str(root)!r})).pk)"
         )
         out = live_helpers.run_manage(env, "shell", "-c", queue).stdout.strip().splitlines()

@@ -24,7 +24,7 @@ from django.db import connection
 from django.test import Client
 
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Agent, Ref, Row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))

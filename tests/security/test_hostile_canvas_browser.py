@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))
 from memory_factory import write_agent  # noqa: E402

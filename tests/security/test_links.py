@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory import paths
 from sessions.memory.jsonl import read_rows
 from sessions.memory.layout import discover_agents

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
+from intake.stream import token_create
 from sessions.models import Agent, AgentSession, Row
-from sessions.stream import token_create
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))
 from memory_factory import canvas, node, write_agent  # noqa: E402

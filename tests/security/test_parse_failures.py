@@ -17,7 +17,7 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from canvases.mermaid import parse, render_body
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory.jsonl import LineProblem, parse_line, read_rows
 from sessions.memory.refs import unwrap_tool_result
 from sessions.memory.state import read_registry, read_state

@@ -8,7 +8,7 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.selectors import AGENT_CANVASES
 
 pytestmark = pytest.mark.django_db

@@ -32,11 +32,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection, connections
 from django.test import Client
 
+from intake.jobs import ingest_start, job_retry, jobs_recover
+from intake.management.commands.run import celery_worker_command
 from memviz.celery import app
-from sessions.jobs import job_live, job_retry, jobs_recover
-from sessions.management.commands.run import celery_worker_command
+from sessions.job_board import job_live
 from sessions.models import Agent, IngestJob
-from sessions.views import ingest_start
 from tests.debug.memory_factory import write_agent, write_big_agent
 from tests.sessions.test_celery_worker import database_url
 

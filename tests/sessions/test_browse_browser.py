@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")

@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
+from intake.management.commands.run import celery_worker_command
 from memviz.celery import app
-from sessions.management.commands.run import celery_worker_command
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.slow]
 REPO = Path(__file__).resolve().parents[2]

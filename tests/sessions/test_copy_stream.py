@@ -1,4 +1,4 @@
-"""The COPY that ingest keeps open on PostgreSQL (sessions.copy_stream): what it was sent is in
+"""The COPY that ingest keeps open on PostgreSQL (intake.copy_stream): what it was sent is in
 the table once closed, a COPY of another statement ends the first, and an error inside the
 block leaves none of its rows behind."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection, transaction
 
-from sessions.copy_stream import CopyStream
+from intake.copy_stream import CopyStream
 from sessions.models import Agent, Ref
 
 pytestmark = pytest.mark.django_db

@@ -19,9 +19,9 @@ from django.test import Client
 
 from canvases import services
 from canvases.models import Canvas, CanvasNode
+from intake.ingest import ingest_agent_dir, ingest_path
 from sessions import counters
 from sessions.db_triggers import triggers_ensure
-from sessions.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, AgentSession, NodeRowCount, Row
 from tests.pages import one
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions import ref_index, row_ingest, tracked
-from sessions.ingest import ingest_agent_dir, ingest_path
+from intake import ref_index, row_ingest, tracked
+from intake.ingest import ingest_agent_dir, ingest_path
 from sessions.memory import jsonl
 from sessions.memory.jsonl import RowStream, read_rows
 from sessions.models import Agent, Ref, Row

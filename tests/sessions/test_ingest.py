@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from canvases.models import Canvas, Revision
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Agent, AgentSession, Ref, Row
 
 pytestmark = pytest.mark.django_db

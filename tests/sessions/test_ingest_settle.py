@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 from django.db import connection, transaction
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 
 pytestmark = pytest.mark.django_db(transaction=True)
 REPO = Path(__file__).resolve().parents[2]

@@ -18,9 +18,9 @@ import pytest
 from django.db import connections
 from django.test import Client
 
-from sessions import row_ingest
+from intake import row_ingest
+from intake.jobs import ingest_start
 from sessions.models import IngestJob
-from sessions.views import ingest_start
 from tests.debug.memory_factory import write_big_agent
 
 pytestmark = pytest.mark.django_db(transaction=True)

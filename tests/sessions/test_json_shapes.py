@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from intake.ingest import ingest_path
 from sessions.home_selectors import HomePage, JobItem
-from sessions.ingest import ingest_path
 from sessions.models import IngestJob
 from sessions.selectors import AgentSummary, Compression
 

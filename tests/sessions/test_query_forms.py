@@ -20,7 +20,7 @@ from django.utils import translation
 from canvases import lint
 from canvases.indexing import parsed
 from canvases.models import Canvas
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Agent, AgentSession, Ref, Row
 from sessions.rows_html import rows_html
 from sessions.selectors import session_rows, unplaced_page

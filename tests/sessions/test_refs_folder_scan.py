@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.ingest import ingest_agent_dir, ingest_path
+from intake.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, Ref
 from tests.sessions.test_incremental import append_row, assert_ref_figures, write_ref
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.memory import paths
 from sessions.models import Ref, Row
 from tests.debug.memory_factory import canvas, node, write_agent

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Agent, AgentSession, Ref, Row
 
 pytestmark = pytest.mark.django_db

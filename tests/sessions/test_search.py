@@ -17,8 +17,8 @@ from django.test import Client
 
 from canvases import services
 from canvases.models import Canvas, CanvasNode
+from intake.ingest import ingest_agent_dir, ingest_path
 from sessions import search, search_postgres
-from sessions.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Agent, AgentSession, Ref, Row
 from tests.pages import attr, one
 

@@ -12,7 +12,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from sessions.models import Row
 from tests.pages import attr
 

@@ -6,8 +6,8 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
+from intake.stream import token_check
 from sessions.models import StreamToken
-from sessions.stream import token_check
 from tests.pages import one
 
 pytestmark = pytest.mark.django_db

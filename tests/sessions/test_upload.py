@@ -12,7 +12,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from sessions.archive import ArchiveError, unpack_archive
+from intake.archive import ArchiveError, unpack_archive
 from sessions.models import Agent
 
 pytestmark = pytest.mark.django_db

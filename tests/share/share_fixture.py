@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sessions.ingest import ingest_path
+from intake.ingest import ingest_path
 from tests.debug.memory_factory import at, canvas, node, ref_text, write_agent
 
 AGENT, OTHER = "shared", "private"

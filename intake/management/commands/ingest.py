@@ -10,9 +10,9 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions.jobs import job_live
+from intake.tasks import ingest_task, local_progress
+from sessions.job_board import job_live
 from sessions.models import IngestJob
-from sessions.tasks import ingest_task, local_progress
 
 
 def progress_bar(done: int, total: int, message: str, width: int = 30) -> str:
@@ -77,7 +77,7 @@ class Command(BaseCommand):
             )
         )
         if options["watch"]:
-            from sessions.watch import watch_forever
+            from intake.watch import watch_forever
 
             watch_forever(path, stdout=self.stdout)
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from sessions.management.commands.run import Supervisor, celery_worker_command
+from intake.management.commands.run import Supervisor, celery_worker_command
 
 
 class Command(BaseCommand):

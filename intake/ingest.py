@@ -5,7 +5,7 @@ its last byte offset (checked against what was read before); anything else is re
 proportional to what changed: figures move by deltas, refs are found from new rows and watcher
 events (``changed``), and whole prefixes are checksummed and refs folders listed only by a full
 pass, every ``MEMVIZ_FULL_CHECK_SECONDS`` per agent or when asked for (see ``ingest_agent``,
-sessions/ref_index.py and sessions/tracked.py).
+intake/ref_index.py and intake/tracked.py).
 """
 
 from __future__ import annotations
@@ -27,18 +27,10 @@ from django.utils import timezone
 from canvases import reverts
 from canvases.indexing import canvas_index_file, canvas_remove_missing
 from canvases.write_path import intents_recover
-from memviz.broadcast import AgentDelta, broadcast_delta
-from sessions import counters
-from sessions.ingest_progress import IngestProgress, ProgressFn, RowsProgress, bytes_to_read
-from sessions.ingest_report import IngestReport
-from sessions.locks import agent_locked
-from sessions.memory.layout import AgentFolder, discover_agents
-from sessions.memory.paths import UnsafePath
-from sessions.memory.refs import resolve_ref
-from sessions.memory.state import active_mmd_file, read_registry, read_state
-from sessions.models import Agent, TrackedFile
-from sessions.ref_index import RefsChange, ref_name_for, refs_full_scan, refs_named
-from sessions.row_ingest import (
+from intake.ingest_progress import IngestProgress, ProgressFn, RowsProgress, bytes_to_read
+from intake.ingest_report import IngestReport
+from intake.ref_index import RefsChange, ref_name_for, refs_full_scan, refs_named
+from intake.row_ingest import (
     SessionsContext,
     Tick,
     folder_relpath,
@@ -46,6 +38,14 @@ from sessions.row_ingest import (
     sessions_context,
     sessions_ingest,
 )
+from memviz.broadcast import AgentDelta, broadcast_delta
+from sessions import counters
+from sessions.locks import agent_locked
+from sessions.memory.layout import AgentFolder, discover_agents
+from sessions.memory.paths import UnsafePath
+from sessions.memory.refs import resolve_ref
+from sessions.memory.state import active_mmd_file, read_registry, read_state
+from sessions.models import Agent, TrackedFile
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def ingest_path(
     ``changed``: the files the caller saw change (the watcher); reads then check only those,
     cheaply. Without it every file is statted and what changed is read (see ``ingest_agent``
     for when the bytes read before are verified too; ``full``: now). ``progress`` is told the
-    rows read and the rows estimated (``sessions.ingest_progress``).
+    rows read and the rows estimated (``intake.ingest_progress``).
     """
     started = time.perf_counter()
     report = IngestReport()
@@ -198,7 +198,7 @@ def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: 
 
     Three depths. The watcher's (``changed``): only the files it named. An explicit ingest: a
     stat of every file, and what changed is read; a file that grew is checked with the quick
-    digest and read from where it was left (sessions/tracked.py), and new refs are those new
+    digest and read from where it was left (intake/tracked.py), and new refs are those new
     rows name, so one appended row costs the same at any size. A full pass, every
     ``MEMVIZ_FULL_CHECK_SECONDS`` per agent on either path (and with ``full``): the bytes read
     before are checksummed whole and changed refs folders listed, catching what nothing

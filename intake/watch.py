@@ -19,7 +19,7 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
-from sessions.ingest import IngestReport, ingest_agent_dir, ingest_path
+from intake.ingest import IngestReport, ingest_agent_dir, ingest_path
 from sessions.memory.layout import AGENT_SUBDIRS, is_agent_folder, is_ignored_name
 
 log = logging.getLogger(__name__)
@@ -124,7 +124,7 @@ class Watcher:
     def run(self, stop_event: Any = None) -> None:
         from watchfiles import watch
 
-        from sessions.jobs import job_run_here
+        from intake.jobs import job_run_here
 
         lower_thread_priority(settings.MEMVIZ_WATCH_NICE)
         # Catch up first: anything written before the watch started is read once, here, as a

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions.stream import token_create
+from intake.stream import token_create
 
 
 class Command(BaseCommand):

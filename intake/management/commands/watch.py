@@ -1,7 +1,7 @@
 """``manage.py watch [ROOT]``: follow a data root and keep the index (and open pages) live.
 
 Any number may run against one database: one is elected to watch, the others stand by and one
-takes over within seconds when it dies (sessions/watch.py ``watch_elected``).
+takes over within seconds when it dies (intake/watch.py ``watch_elected``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from sessions.watch import watch_forever
+from intake.watch import watch_forever
 
 
 class Command(BaseCommand):

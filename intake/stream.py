@@ -446,7 +446,7 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
 
 @contextlib.contextmanager
 def _agent_write_lock(folder: Path) -> Iterator[None]:
-    from sessions.ingest import agent_for_folder
+    from intake.ingest import agent_for_folder
     from sessions.locks import agent_locked
     from sessions.memory.layout import discover_agents
 
@@ -462,7 +462,7 @@ def _agent_write_lock(folder: Path) -> Iterator[None]:
 def _apply(
     folder: Path, agent_name: str, parsed: ParsedEvents, result: StreamResult, *, index: bool
 ) -> None:
-    from sessions.ingest import ingest_agent_dir
+    from intake.ingest import ingest_agent_dir
 
     with _indexes_lock:
         for file_name, numbered in parsed.rows.items():

@@ -3,7 +3,7 @@ after a rewrite.
 
 Each file is checked first (what was read before, sessions created, a rewrite's old rows
 forgotten), then the rows of every file are streamed in batches (``RowStream``) into the row
-sink (``sessions.row_sink``: an executemany on SQLite, one COPY on PostgreSQL), then each
+sink (``intake.row_sink``: an executemany on SQLite, one COPY on PostgreSQL), then each
 file's session and read position are recorded. Per-session figures (rows, summary bytes,
 first/last timestamp) move with each batch; per-node counts move with the rows through the
 database's triggers. Nothing here reads all of a session's rows.
@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from intake.row_sink import SUMMARY, RowSink
+from intake.tracked import prefix_digest, quick_digest
 from memviz.fields import NUL, nul_free
 from sessions import search_index
 from sessions.counters import PlacedLookup
@@ -27,12 +29,10 @@ from sessions.memory.jsonl import RowStream
 from sessions.memory.layout import AgentFolder, SessionFile
 from sessions.memory.row_fields import offloaded_text
 from sessions.models import Agent, AgentSession, Row, TrackedFile
-from sessions.row_sink import SUMMARY, RowSink
-from sessions.tracked import prefix_digest, quick_digest
 
 if TYPE_CHECKING:
+    from intake.ingest_report import IngestReport
     from memviz.broadcast import AgentDelta
-    from sessions.ingest_report import IngestReport
 
 KNOWN_ROW_KEYS = frozenset(
     {
@@ -54,8 +54,8 @@ WHOLE_LOOKUP_BYTES = 4 << 20
 
 class Tick(Protocol):
     """Progress: a step done, or a batch of ``rows`` read, ``read`` bytes of the file further
-    (after each batch, so a long file is not taken for a stalled ingest; see sessions/jobs.py
-    JobBeat, and sessions/ingest_progress.py for the figures)."""
+    (after each batch, so a long file is not taken for a stalled ingest; see intake/jobs.py
+    JobBeat, and intake/ingest_progress.py for the figures)."""
 
     def __call__(self, message: str, rows: int = 0, read: int = 0) -> None: ...
 
@@ -68,8 +68,8 @@ class SessionsContext:
     folder: AgentFolder
     keys_by_session: dict[str, str]
     placed: PlacedLookup
-    # False on a full pass (sessions/ingest.py): the bytes read before are verified whole;
-    # True otherwise: the quick check (see sessions/tracked.py), refs found from new rows
+    # False on a full pass (intake/ingest.py): the bytes read before are verified whole;
+    # True otherwise: the quick check (see intake/tracked.py), refs found from new rows
     live: bool
     report: IngestReport
     delta: AgentDelta
@@ -259,7 +259,7 @@ def session_file_record(ctx: SessionsContext, read: FileRead) -> None:
 
 def _only_grew(path: Path, st: os.stat_result, tracked: TrackedFile, live: bool) -> bool:
     """Are the bytes read before unchanged? The quick check on the live path, the whole
-    prefix otherwise (see sessions/tracked.py)."""
+    prefix otherwise (see intake/tracked.py)."""
     if st.st_size < tracked.offset:
         return False
     if live:

@@ -8,11 +8,11 @@ browsers connected to it; with Redis it runs as ``manage.py watch`` in its own p
 The server listens at once: the first ingest of the data root is the watcher's catch-up pass,
 run as a job in the background (its progress shows on the home page). Any number of ``run``s may
 share a database (docs/deploy.md): ``migrate`` runs under a lock, and only one watcher watches
-(elected, sessions/watch.py); the others stand by and one takes over when it dies.
+(elected, intake/watch.py); the others stand by and one takes over when it dies.
 
 Who may read is decided here, from the address actually bound: anonymous viewing only on loopback.
 A worker (or watcher process) that dies is started again, so queued uploads do not wait for a
-restart; the new worker re-queues the job the dead one was running (sessions/jobs.py).
+restart; the new worker re-queues the job the dead one was running (intake/jobs.py).
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class Command(BaseCommand):
         if not options["no_watch"] and root.is_dir() and not settings.REDIS_URL:
             # The in-memory channel layer only reaches browsers of this process, so the watcher
             # runs here, in a thread; with Redis it may live in its own process.
-            from sessions.watch import start_watch_thread
+            from intake.watch import start_watch_thread
 
             start_watch_thread(root, stdout=self.stdout)
         elif not options["no_watch"] and root.is_dir():
@@ -174,7 +174,7 @@ class Command(BaseCommand):
         """Without a watcher: the data root ingested once, as a job, while pages are served."""
         from django.db import connection
 
-        from sessions.jobs import job_run_here
+        from intake.jobs import job_run_here
 
         try:
             job_run_here(root)

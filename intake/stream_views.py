@@ -7,8 +7,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from intake.stream import StreamTooLarge, agent_name_check, stream_apply, token_check
 from memviz.body_gate import bearer_token
-from sessions.stream import StreamTooLarge, agent_name_check, stream_apply, token_check
 
 
 def _read_body(request: HttpRequest, limit: int) -> bytes:

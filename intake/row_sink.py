@@ -1,7 +1,7 @@
 """Where ingested rows go: one statement per batch on SQLite, one open COPY on PostgreSQL.
 
 On PostgreSQL the rows of an agent's session files stream into one COPY
-(``sessions.copy_stream``), each with its search document, so the server indexes one file
+(``intake.copy_stream``), each with its search document, so the server indexes one file
 while Python parses the next. Whoever needs the database in between calls ``close()`` first.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from django.db import connection
 
+from intake.copy_stream import CopyStream
 from sessions import search_index
-from sessions.copy_stream import CopyStream
 from sessions.models import Row
 
 COLUMNS = (

@@ -23,9 +23,9 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from intake.copy_stream import CopyStream
 from memviz.fields import nul_free
 from sessions import search_index
-from sessions.copy_stream import CopyStream
 from sessions.memory.layout import AgentFolder, is_ignored_name
 from sessions.memory.paths import open_regular
 from sessions.memory.refs import read_ref_header

@@ -21,7 +21,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from sessions.archive import ArchiveError, unpack_archive
+from intake.archive import ArchiveError, unpack_archive
 from sessions.memory.paths import read_regular
 from sessions.models import Agent, IngestJob
 

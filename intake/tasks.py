@@ -15,9 +15,9 @@ from pathlib import Path
 from celery import shared_task
 from celery.signals import worker_ready
 
+from intake.ingest import IngestProgress, ingest_path
+from intake.jobs import JobBeat, job_claim, job_finish, start_recovery_thread
 from memviz.public_errors import public_message
-from sessions.ingest import IngestProgress, ingest_path
-from sessions.jobs import JobBeat, job_claim, job_finish, start_recovery_thread
 from sessions.models import IngestJob
 
 # Test-only: while this file exists a claimed task waits before ingesting, so a test can kill

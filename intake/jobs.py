@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from django.db import (
 from django.db.models import F, Q
 from django.utils import timezone
 
+from sessions.job_board import beat_at, board_path
 from sessions.models import IngestJob
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+# The task's name on the wire: kept from before the task moved to intake/, so a job queued by
+# an older memviz is still run after an upgrade.
 INGEST_TASK = "sessions.tasks.ingest_task"
 PROGRESS_EVERY_S = 0.25  # how often the beat writes progress that moved
 
@@ -128,19 +131,15 @@ def short_lock_wait(seconds: float = 1.0) -> Iterator[None]:
             cursor.execute(f"PRAGMA busy_timeout = {usual}")
 
 
-def _board(job_id: int) -> Path:
-    return Path(settings.VAR_DIR) / "job-progress" / f"{job_id}.json"
-
-
 def _board_write(job_id: int, worker: str, latest: Any) -> None:
     """SQLite: the beat's figures in a file next to the database (replaced whole, atomically).
 
     An ingest holds SQLite's only write lock for a whole agent, so the beat's UPDATE waits
     until the agent is done: a single large agent showed 0 % and no heartbeat (the page called
     its worker dead) until it ended. Every process that can open a SQLite database shares its
-    machine, so a file there is seen by all of them; ``job_live`` reads it.
+    machine, so a file there is seen by all of them; ``sessions.job_board.job_live`` reads it.
     """
-    path = _board(job_id)
+    path = board_path(job_id)
     data = {"worker": worker, "at": timezone.now().isoformat()}
     if latest is not None:
         data.update(done=latest.done, total=latest.total, message=latest.message)
@@ -153,40 +152,9 @@ def _board_write(job_id: int, worker: str, latest: Any) -> None:
         log.debug("job %s: progress file not written (%s)", job_id, exc)
 
 
-def _board_read(job: IngestJob) -> tuple[datetime, dict] | None:
-    """The progress file of a running job on SQLite, when its beat wrote it after the row."""
-    if job.status != IngestJob.RUNNING or connection.vendor != "sqlite":
-        return None
-    try:
-        data = json.loads(_board(job.pk).read_text(encoding="utf-8"))
-        at = datetime.fromisoformat(data["at"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if data.get("worker") != job.worker or (job.heartbeat_at and at <= job.heartbeat_at):
-        return None
-    return at, data
-
-
-def beat_at(job: IngestJob) -> datetime | None:
-    """When the job's beat last wrote (the row's heartbeat, or the newer progress file)."""
-    board = _board_read(job)
-    return board[0] if board is not None else job.heartbeat_at
-
-
-def job_live(job: IngestJob) -> IngestJob:
-    """``job`` with the latest figures and heartbeat of its beat (on SQLite: those of the
-    progress file when it is newer than the row; see ``_board_write``). Not saved."""
-    board = _board_read(job)
-    if board is not None:
-        job.heartbeat_at, data = board
-        if "done" in data:
-            job.done, job.total, job.message = data["done"], data["total"], data["message"]
-    return job
-
-
 def _board_clear(job_id: int) -> None:
     with contextlib.suppress(OSError):
-        _board(job_id).unlink()
+        board_path(job_id).unlink()
 
 
 class JobBeat:
@@ -390,15 +358,6 @@ def job_retry(job: IngestJob) -> bool:
     return bool(moved)
 
 
-def job_is_stale(job: IngestJob) -> bool:
-    """Running, but silent for longer than the stale time (the page offers a retry)."""
-    if job.status != IngestJob.RUNNING:
-        return False
-    stale = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS)
-    last = beat_at(job)
-    return last is None or last < stale
-
-
 def start_recovery_thread(interval: float | None = None) -> threading.Thread:
     """In a worker: recover now, then every ``interval`` seconds (default: half the stale time)."""
     every = interval or max(1.0, settings.MEMVIZ_JOB_STALE_SECONDS / 2)
@@ -419,3 +378,10 @@ def start_recovery_thread(interval: float | None = None) -> threading.Thread:
     thread = threading.Thread(target=loop, name="memviz-job-recovery", daemon=True)
     thread.start()
     return thread
+
+
+def ingest_start(path: Path) -> IngestJob:
+    """A new job ingesting `path`, queued (or run in-process without a broker)."""
+    job = IngestJob.objects.create(path=str(path))
+    job_dispatch(job)
+    return job

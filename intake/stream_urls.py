@@ -2,6 +2,6 @@
 
 from django.urls import path
 
-from sessions.stream_views import stream_push
+from intake.stream_views import stream_push
 
 urlpatterns: list = [path("<str:agent>/", stream_push, name="stream_push")]

@@ -1,0 +1,1 @@
+"""Bringing agents' files into the index: see apps.py."""
