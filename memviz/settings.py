@@ -129,6 +129,7 @@ INSTALLED_APPS = [
     "intake",
     "debugging",
     "reviews",
+    "browse",
 ]
 
 MIDDLEWARE = [

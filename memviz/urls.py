@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from browse import views as browse_views
 from canvases import compare_views
 from canvases import views as canvas_views
 from debugging import compare_views as session_compare_views
@@ -11,12 +12,11 @@ from debugging import debug_views, offline_views, replay_branch
 from intake import views as intake_views
 from memviz.throttle import ThrottledLoginView
 from sessions import share_views
-from sessions import views as session_views
 
 handler500 = "memviz.outage.server_error"  # a database or Redis outage → 503
 urlpatterns = [
-    path("", session_views.home, name="home"),
-    path("search/", session_views.search_page, name="search"),
+    path("", browse_views.home, name="home"),
+    path("search/", browse_views.search_page, name="search"),
     path("ingest/", intake_views.ingest_view, name="ingest"),
     path("upload/", intake_views.upload_view, name="upload"),
     path("uploads/", intake_views.uploads_page, name="uploads"),
@@ -30,13 +30,13 @@ urlpatterns = [
     path("login/", ThrottledLoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
-    path("a/<str:agent>/", session_views.agent_page, name="agent"),
-    path("a/<str:agent>/s/<str:session>/", session_views.session_page, name="session"),
+    path("a/<str:agent>/", browse_views.agent_page, name="agent"),
+    path("a/<str:agent>/s/<str:session>/", browse_views.session_page, name="session"),
     path("a/<str:agent>/c/<str:canvas>/", canvas_views.canvas_page, name="canvas"),
     path("a/<str:agent>/c/<str:canvas>/n/<str:node>/", canvas_views.node_panel, name="node"),
     path("a/<str:agent>/c/<str:canvas>/raw/", canvas_views.canvas_raw, name="canvas-raw"),
     path("a/<str:agent>/c/<str:canvas>/mermaid.json", canvas_views.canvas_mermaid_text, name="canvas-mermaid-text"),
-    path("a/<str:agent>/refs/<path:name>", session_views.ref_page, name="ref"),
+    path("a/<str:agent>/refs/<path:name>", browse_views.ref_page, name="ref"),
     path("a/<str:agent>/share/", share_views.share_create_view, name="agent-share"),
     path("a/<str:agent>/s/<str:session>/share/", share_views.share_create_view, name="session-share"),
     path("a/<str:agent>/s/<str:session>/offline.html", offline_views.session_offline, name="session-offline"),

@@ -125,7 +125,8 @@ FLOORS = {
     "intake": 4,  # ingest, watch, stream, uploads, jobs, the commands that run them
     "debugging": 5,  # replay, diagnostics, ledger, reports, comparisons, offline files
     "reviews": 6,  # review notes and queue decisions
-    "roof": 7,  # urls, routing, consumers, asgi/wsgi
+    "browse": 7,  # the home, agent, session, ref and search pages
+    "roof": 8,  # urls, routing, consumers, asgi/wsgi
 }
 # Imports that still point up a floor: what the rest of the app split of issue 24 removes. The
 # list may only shrink: a new upward import fails here, and an edge removed must be taken off,
@@ -137,10 +138,6 @@ KNOWN_BACK_EDGES = {
     ("sessions.canvas_search", "canvases.models"),
     ("sessions.counters", "canvases.models"),
     ("sessions.selectors", "canvases.models"),
-    ("sessions.views", "canvases"),
-    ("sessions.views", "canvases.lineage"),
-    ("sessions.views", "canvases.liveness"),
-    ("sessions.views", "canvases.reverts"),
 }
 
 

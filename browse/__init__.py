@@ -1,0 +1,1 @@
+"""The browsing pages: see apps.py."""
