@@ -29,6 +29,11 @@ REPORT=artifacts/bench-report.txt
 OUT="$MEMVIZ_VAR_DIR/bench-out"
 rm -rf "$OUT" && mkdir -p "$OUT"
 BENCHES=(bench/bench_*.py)
+# A quick benchmark takes under a minute here: one still running after LIMIT s is stuck, and
+# fails instead of holding the run (0: no limit, full mode's default).
+LIMIT=0
+for arg in "${ARGS[@]:-}"; do [ "$arg" = --quick ] && LIMIT=600; done
+LIMIT="${MEMVIZ_BENCH_LIMIT:-$LIMIT}"
 
 run_one() {  # one benchmark: its output, its time and its exit status into $OUT
   local bench=$1 name started
@@ -36,8 +41,11 @@ run_one() {  # one benchmark: its output, its time and its exit status into $OUT
   started=$SECONDS
   set +e
   mkdir -p "$MEMVIZ_VAR_DIR/$name"  # its own var/ (database, files): two may run at once
-  MEMVIZ_VAR_DIR="$MEMVIZ_VAR_DIR/$name" .venv/bin/python "$bench" "${ARGS[@]}" >"$OUT/$name.out" 2>&1
-  echo $? >"$OUT/$name.rc"
+  MEMVIZ_VAR_DIR="$MEMVIZ_VAR_DIR/$name" timeout --signal=INT --kill-after=30 "$LIMIT" \
+    .venv/bin/python "$bench" "${ARGS[@]}" >"$OUT/$name.out" 2>&1
+  local rc=$?
+  [ "$rc" = 124 ] && echo "!! stopped after $LIMIT s: stuck" >>"$OUT/$name.out"
+  echo "$rc" >"$OUT/$name.rc"
   set -e
   echo "$((SECONDS - started))" >"$OUT/$name.s"
 }

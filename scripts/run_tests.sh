@@ -8,7 +8,14 @@ BIN=.venv/bin
 WORK=$(mktemp -d /tmp/memviz-test.XXXXXX)
 chmod 755 "$WORK"
 PIDS=()
+FINISHED=""
 cleanup() {
+  # Cut off from outside (CI's own limit): show where each pass had got to before it goes.
+  if [ -z "$FINISHED" ]; then
+    for log in "$WORK"/sqlite.log "$WORK"/postgres.log "$WORK"/benches.log; do
+      [ -f "$log" ] && { echo "== interrupted: the last lines of $(basename "$log")"; tail -n 40 "$log"; }
+    done
+  fi
   # redis, and the test passes and benchmarks still running (an interrupted run)
   for pid in "${PIDS[@]:-}" ${SQLITE_PID:-} ${PG_PID:-} ${BENCH_PID:-}; do
     [ -n "$pid" ] && { pkill -P "$pid" 2>/dev/null; kill "$pid" 2>/dev/null; } || true
@@ -44,23 +51,32 @@ mkdir -p artifacts
 # side, each into its own log, shown when both are done.
 SQLITE_WORKERS="${MEMVIZ_TEST_WORKERS:-4}"
 PG_WORKERS="${MEMVIZ_TEST_PG_WORKERS:-2}"
+# A pass that outlives PASS_LIMIT seconds is stuck (both take ~8 minutes here): it is stopped, so
+# CI prints its log and the run fails in minutes instead of being cut off at 90 with no output.
+# pytest-timeout (pyproject.toml) fails a single stuck test with its stack well before that.
+PASS_LIMIT="${MEMVIZ_TEST_PASS_LIMIT:-2400}"
 run_pass() {  # name, then the command
   local name=$1; shift
-  set +e; "$@" >"$WORK/$name.log" 2>&1; echo $? >"$WORK/$name.rc"; set -e
+  set +e
+  timeout --signal=INT --kill-after=60 "$PASS_LIMIT" "$@" >"$WORK/$name.log" 2>&1
+  local rc=$?
+  [ "$rc" = 124 ] && echo "!! stopped after $PASS_LIMIT s: stuck" >>"$WORK/$name.log"
+  echo "$rc" >"$WORK/$name.rc"
+  set -e
 }
 
 echo "== pytest, two passes side by side: SQLite (in-memory channel layer, filesystem Celery"
 echo "   broker) and PostgreSQL + Redis (database, channel layer and Celery broker)"
 started=$SECONDS
 run_pass sqlite env MEMVIZ_VAR_DIR="$WORK/var-sqlite" \
-  $BIN/pytest -q -n "$SQLITE_WORKERS" --dist worksteal tests &
+  $BIN/pytest -q --durations=12 -n "$SQLITE_WORKERS" --dist worksteal tests &
 SQLITE_PID=$!
 # The suite's own process runs a live server's threads, workers' beat threads and its tests on
 # one pool: it may wait longer for a pooled connection than the product's 2 s outage answer
 # (the servers the tests start keep that: tests/live/conftest.py server_env).
 run_pass postgres env MEMVIZ_VAR_DIR="$WORK/var-pg" MEMVIZ_TEST_REDIS_DB_OFFSET=8 \
   DATABASE_URL="$MEMVIZ_TEST_POSTGRES_URL" REDIS_URL="$MEMVIZ_TEST_REDIS_URL" MEMVIZ_DB_POOL_WAIT=30 \
-  $BIN/pytest -q -n "$PG_WORKERS" --dist worksteal -m "database and not browser and not any_backend" tests &
+  $BIN/pytest -q --durations=12 -n "$PG_WORKERS" --dist worksteal -m "database and not browser and not any_backend" tests &
 PG_PID=$!
 # The PostgreSQL pass ends about 100 s before the SQLite one (measured: 355 s and 458 s): the
 # benchmarks take its place on the machine then, instead of waiting for both (issue 23: 10 minutes
@@ -84,6 +100,7 @@ echo "== both passes took $((SECONDS - started)) s"
 echo "== benchmarks (quick mode, started when the PostgreSQL pass ended)"
 cat "$WORK/benches.log"
 echo "== tests and benchmarks took $((SECONDS - started)) s"
+FINISHED=1
 FAILED=0
 for name in sqlite postgres benches; do
   case "$(cat "$WORK/$name.rc")" in
