@@ -175,14 +175,15 @@ def nested(depth: int) -> str:
 
 def test_deep_subgraph_nesting_renders_in_linear_time() -> None:
     """10,000 nested subgraphs took 12 s (quadratic). Sixteen times the depth, about sixteen
-    times the time now; quadratic would be 256. The threshold sits between the two with room for
-    a loaded machine. Scaling, not a wall-clock budget (bench/ has figures)."""
+    times the time now (17.6x on a quiet machine); quadratic would be 256. The threshold is half
+    of quadratic: a loaded CI machine (two test passes side by side) measured 67x once, when the
+    bar was 64. Scaling, not a wall-clock budget (bench/ has figures)."""
     small, big = nested(1000), nested(16_000)
     small_doc, big_doc = parse(small), parse(big)
     assert render_body(big, doc=big_doc).count("subgraph S") == 16_000
-    ratio = _best_of(3, lambda: render_body(big, doc=big_doc)) / _best_of(
+    ratio = _best_of(5, lambda: render_body(big, doc=big_doc)) / _best_of(
         5, lambda: render_body(small, doc=small_doc)
     )
-    assert ratio < 64, f"render time grew {ratio:.1f}x for 16x the nesting"
+    assert ratio < 128, f"render time grew {ratio:.1f}x for 16x the nesting"
     collapsed = render_body(big, collapse=["S0"], doc=big_doc)
     assert "S0[[" in collapsed and "subgraph S1" not in collapsed
