@@ -7,6 +7,7 @@ from typing import Any
 
 from django.http import Http404
 
+from canvases import drawing
 from canvases.history import node_changes
 from canvases.mermaid import content_hash, render_body
 from canvases.models import Canvas
@@ -47,6 +48,8 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
             n=2,
         )
     )
+    a_render = render_body(before) if before else ""
+    b_render = render_body(after) if after else ""
     return {
         "agent": agent.slug,
         "file": canvas.filename,
@@ -57,8 +60,12 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
         "diff": diff,
         "a_text": before,
         "b_text": after,
-        "a_render": render_body(before) if before else "",
-        "b_render": render_body(after) if after else "",
+        "a_render": a_render,
+        "b_render": b_render,
+        "a_scene": drawing.scene(a_render),
+        "b_scene": drawing.scene(b_render),
+        "a_mermaid": drawing.mermaid_text(before),
+        "b_mermaid": drawing.mermaid_text(after),
     }
 
 

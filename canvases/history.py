@@ -8,6 +8,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 
+from canvases import drawing
 from canvases.dropped import dropped_edits, reapply_params  # noqa: F401 - history.* callers
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
@@ -119,6 +120,8 @@ def revision_detail(agent: Agent, canvas: Canvas, number: int) -> dict[str, Any]
             n=2,
         )
     )
+    before_render = render_body(revision.before_text) if revision.before_text else ""
+    after_render = render_body(revision.after_text)
     return {
         "agent": agent.slug,
         "file": canvas.filename,
@@ -129,7 +132,11 @@ def revision_detail(agent: Agent, canvas: Canvas, number: int) -> dict[str, Any]
         "remaps": revision.remaps,
         "after_text": revision.after_text,
         "before_text": revision.before_text or "",
-        "before_render": render_body(revision.before_text) if revision.before_text else "",
-        "after_render": render_body(revision.after_text),
+        "before_render": before_render,
+        "after_render": after_render,
+        "before_scene": drawing.scene(before_render),
+        "after_scene": drawing.scene(after_render),
+        "before_mermaid": drawing.mermaid_text(revision.before_text or ""),
+        "after_mermaid": drawing.mermaid_text(revision.after_text),
         "is_current": revision.after_hash == canvas.content_hash,
     }

@@ -18,7 +18,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from canvases import budget, history, landing, lineage, liveness, reverts
+from canvases import budget, drawing, history, landing, lineage, liveness, reverts
 from canvases.canvas_scene import OVERVIEW_NODES
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
@@ -109,8 +109,8 @@ def parse_collapsed(raw: str | None, doc: ParsedCanvas) -> list[str]:
 def canvas_detail(
     agent: Agent, canvas: Canvas, collapsed_param: str | None, *, with_render_body: bool = False
 ) -> dict[str, Any]:
-    """A canvas as its page and JSON twin show it. ``render_body`` (the render-ready mermaid text,
-    40 ms on 1000 nodes) is for the JSON twin and export: the page draws from the scene."""
+    """A canvas as its page and JSON twin show it: the page draws ``scene``. ``render_body`` (the
+    render-ready mermaid text, 40 ms on 1000 nodes) is for the JSON twin and export."""
     doc = parsed(canvas.text)
     collapsed = parse_collapsed(collapsed_param, doc)
     counts = row_counts(agent, doc)
@@ -162,7 +162,11 @@ def canvas_detail(
         "has_errors": canvas.has_errors,
         "escaped_oneliner": doc.is_escaped_oneliner,
         "raw": canvas.text,
+        "scene": drawing.scene(canvas.text),
     }
+    detail["author_coloured"] = drawing.author_coloured(detail["scene"])
+    if canvas.has_errors:  # the broken-canvas view: each line with the problems found on it
+        detail["marked_lines"] = drawing.marked_lines(canvas.text, canvas.problems)
     if with_render_body:
         detail["render_body"] = render_body(canvas.text, collapse=collapsed, doc=doc)
     return detail

@@ -13,9 +13,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
-from canvases import selectors
-from canvases.indexing import parsed
-from canvases.mermaid.mermaid_source import mermaid_view
+from canvases import drawing, selectors
 from canvases.models import Canvas
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
@@ -119,7 +117,7 @@ def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespon
 def canvas_mermaid_text(request: HtmxHttpRequest, agent: str, canvas: str) -> JsonResponse:
     """What the mermaid.js view draws, asked for only by a page showing that view."""
     canvas_obj = selectors.canvas_get(agent_get(agent), canvas)
-    return JsonResponse(mermaid_view(canvas_obj.text, parsed(canvas_obj.text)))
+    return JsonResponse(drawing.mermaid_text(canvas_obj.text))
 
 
 @require_GET

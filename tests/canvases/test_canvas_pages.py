@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
+from canvases import services
+from canvases.models import Canvas
 from intake.ingest import ingest_path
 from tests.pages import one
 
@@ -56,9 +59,34 @@ def test_canvas_page_lists_nodes_and_carries_the_scene_not_the_render_body(
     scene = json.loads(one(page, "script#canvas-scene").get_text())
     assert [n["id"] for n in scene["nodes"]] == [f"002-N{i}" for i in range(1, 6)]
     assert page.select_one("script#render-body") is None
-    body = client.get("/a/main/c/002-migrate-orders-api.mmd/?format=json").json()["render_body"]
-    assert "taskGoal" not in body and "flowchart TD" in body
+    data = client.get("/a/main/c/002-migrate-orders-api.mmd/?format=json").json()
+    assert "taskGoal" not in data["render_body"] and "flowchart TD" in data["render_body"]
+    # the JSON twin carries the very scene the page draws (selectors compute it, not a template)
+    assert data["scene"] == scene
     assert page.select_one(".legend") is not None
+
+
+def test_revision_and_compare_json_carry_the_scenes_their_pages_draw(
+    client: Client, upstream: Path, django_user_model: Any
+) -> None:
+    canvas = Canvas.objects.get(filename="002-migrate-orders-api.mmd")
+    number = services.canvas_apply_edit(
+        canvas=canvas,
+        op="annotate",
+        params={"node": "002-N2", "text": "看这里"},
+        base_hash=canvas.content_hash,
+        user=django_user_model.objects.create_user("ann", password="pw"),
+    ).revision.number
+    base = "/a/main/c/002-migrate-orders-api.mmd"
+    for url, scenes in (
+        (f"{base}/history/{number}/", {"before-scene": "before_scene", "after-scene": "after_scene"}),
+        (f"{base}/compare/?a={number}&b=current", {"a-scene": "a_scene", "b-scene": "b_scene"}),
+    ):
+        page = BeautifulSoup(client.get(url).content, "html.parser")
+        data = client.get(url + ("&" if "?" in url else "?") + "format=json").json()
+        for script, key in scenes.items():
+            drawn = json.loads(one(page, f"script#{script}").get_text())
+            assert drawn["nodes"] and data[key] == drawn, (url, key)
 
 
 def test_node_json_has_rows_across_sessions_with_ref_existence(

@@ -1,4 +1,7 @@
-"""Template filters of the canvas page: the scene the renderer draws, the marked raw text."""
+"""What a page draws of a canvas text, computed by the selectors (never in a template), so a
+page's JSON twin carries the very scene its HTML draws: the scene memviz's renderer lays out,
+the text mermaid.js draws, how many nodes the author coloured, and a broken text's lines with
+their problems."""
 
 from __future__ import annotations
 
@@ -6,35 +9,31 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from django import template
-
 from canvases.canvas_scene import canvas_scene
-from canvases.edit_ops import TOOLS, Tool
 from canvases.indexing import parsed
 from canvases.mermaid.mermaid_source import mermaid_view
 
-register = template.Library()
+# An author's own colour on a node (it wins over memviz's status colours).
 AUTHOR_PAINT = re.compile(r"(?:^|;)(?:fill|stroke):")
 
 
-@register.filter
 def scene(text: str) -> dict[str, Any]:
-    """The scene of a canvas (or revision) text, for ``json_script``."""
+    """The scene of a canvas (or revision) text: nodes, edges and groups for the renderer."""
     return _scene(text or "")
 
 
 @lru_cache(maxsize=8)
 def _scene(text: str) -> dict[str, Any]:
-    return canvas_scene(text, parsed(text))  # the page view parsed this text already
+    # The page's selector parsed this text already (parsed() keeps it); an edit's answer and a
+    # revision page ask for the same text twice.
+    return canvas_scene(text, parsed(text))
 
 
-@register.filter
-def author_coloured(text: str) -> int:
-    """How many nodes the author coloured (their colours win over memviz's status colours)."""
-    return sum(1 for n in _scene(text or "")["nodes"] if AUTHOR_PAINT.search(n.get("css", "")))
+def author_coloured(drawn: dict[str, Any]) -> int:
+    """How many nodes of a scene the author coloured."""
+    return sum(1 for n in drawn["nodes"] if AUTHOR_PAINT.search(n.get("css", "")))
 
 
-@register.filter
 def mermaid_text(text: str) -> dict[str, str]:
     """What the mermaid.js view draws (the file's own text) and memviz's status colours, apart."""
     return _mermaid_text(text or "")
@@ -45,22 +44,14 @@ def _mermaid_text(text: str) -> dict[str, str]:
     return mermaid_view(text, parsed(text))
 
 
-@register.filter
-def marked_lines(text: str, problems: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+def marked_lines(text: str, problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The text's lines numbered, each with the problems found on it (the broken-canvas view)."""
     by_line: dict[int, list[str]] = {}
-    for problem in problems or []:
+    for problem in problems:
         by_line.setdefault(int(problem["line"]), []).append(
             f"col {problem['col']}: {problem['message']} ({problem['severity']})"
         )
-    lines = (text or "").split("\n")
     return [
         {"number": n, "text": line.rstrip("\r"), "problems": by_line.get(n, [])}
-        for n, line in enumerate(lines, start=1)
+        for n, line in enumerate(text.split("\n"), start=1)
     ]
-
-
-@register.simple_tag
-def edit_tools() -> tuple[Tool, ...]:
-    """The toolbar's buttons and their keys, from the op registry (`{% edit_tools as tools %}`)."""
-    return TOOLS
