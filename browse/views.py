@@ -13,6 +13,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
 from canvases import lineage, liveness, reverts
+from debugging.debug_selectors import session_badges
 from memviz.pages import json_response, render_page, wants_json
 from sessions import home_selectors, selectors
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
@@ -46,7 +47,11 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
 def session_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj = selectors.agent_get(agent)
     sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
-    data = selectors.session_rows(obj, sess, request.GET.dict())
+    # the timeline and the debug nav's badges (diagnostics are cached per content change)
+    data = {
+        **selectors.session_rows(obj, sess, request.GET.dict()),
+        "badges": session_badges(obj, sess),
+    }
     return render_page(request, "agent_sessions/session.html", data, partial="timeline")
 
 

@@ -23,6 +23,7 @@ from canvases.mermaid import parse
 from canvases.models import Canvas, Revision
 from debugging import diagnostics as diag
 from debugging.debug_cache import agent_fingerprint, memo, session_fingerprint
+from debugging.diagnosis_labels import titled
 from debugging.ref_scan import scan_ref
 from debugging.replay import CanvasVersion, Replay, ReplayRow, build_replay
 from sessions.instants import parse_instant
@@ -291,3 +292,13 @@ def canvas_findings(agent: Agent, canvas: Canvas) -> list[diag.Finding]:
 
 def findings_json(findings: list[diag.Finding]) -> list[dict[str, Any]]:
     return [f.as_json() for f in findings]
+
+
+def session_badges(agent: Agent, session: AgentSession) -> list[dict[str, Any]]:
+    """The badges of a session's pages: its findings that are not zero, titled."""
+    return titled([f.as_json() for f in session_findings(agent, session) if f.count])
+
+
+def canvas_badges(agent: Agent, canvas: Canvas) -> list[dict[str, Any]]:
+    """The badges of a canvas page: its budget and stuck-node findings, titled."""
+    return titled(findings_json(canvas_findings(agent, canvas)))

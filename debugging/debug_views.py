@@ -20,9 +20,10 @@ from django.views.decorators.http import require_GET
 from canvases import liveness
 from canvases.models import CanvasNode
 from canvases.node_removal import node_removal
+from canvases.selectors import canvas_get
 from debugging import debug_selectors as ds
 from debugging.diagnosis_labels import titled
-from debugging.ledger_selectors import agent_ledger, session_ledger
+from debugging.ledger_selectors import agent_ledger, session_ledger, session_ledger_with_badges
 from debugging.replay import RECONSTRUCTED, REVISION
 from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
@@ -84,6 +85,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
         "next_offset": end if end < len(replay) else None,
         # "branch from this instant": POST session + row (a frame's line number) to this URL
         "branch_url": reverse("agent-branch", args=[obj.slug]),
+        "badges": ds.session_badges(obj, sess),
     }
     if wants_json(request):
         return json_response(data)
@@ -130,6 +132,7 @@ def session_diagnostics_page(request: HttpRequest, agent: str, session: str) -> 
         "agent": obj.slug,
         "session": sess.session_id,
         "findings": titled(ds.findings_json(ds.session_findings(obj, sess))),
+        "badges": ds.session_badges(obj, sess),
     }
     return render_page(request, "debugging/diagnostics.html", data)
 
@@ -157,6 +160,16 @@ def agent_session_badges(request: HttpRequest, agent: str) -> HttpResponse:
 
 
 @require_GET
+def canvas_badges(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
+    """A canvas page's badges, asked for once the page is shown: the canvas app draws the
+    page and knows nothing of diagnostics."""
+    obj = agent_get(agent)
+    canvas_obj = canvas_get(obj, canvas)
+    data = {"agent": obj.slug, "session": None, "findings": ds.canvas_badges(obj, canvas_obj)}
+    return render(request, "debugging/_badges.html", data)
+
+
+@require_GET
 def agent_diagnostics_page(request: HttpRequest, agent: str) -> HttpResponse:
     obj = agent_get(agent)
     rollup = ds.agent_findings(obj)
@@ -178,7 +191,7 @@ def agent_diagnostics_page(request: HttpRequest, agent: str) -> HttpResponse:
 @require_GET
 def session_ledger_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj, sess = _session(agent, session)
-    return render_page(request, "debugging/ledger.html", session_ledger(obj, sess))
+    return render_page(request, "debugging/ledger.html", session_ledger_with_badges(obj, sess))
 
 
 @require_GET

@@ -17,6 +17,7 @@ from debugging.debug_selectors import (
     load_rows,
     node_first_rows,
     ref_name,
+    session_badges,
 )
 from debugging.replay import ReplayRow, active_canvases, node_canvas_map
 from sessions.instants import parse_instant
@@ -38,6 +39,11 @@ NOTES = (
 def session_ledger(agent: Agent, session: AgentSession) -> dict[str, Any]:
     key = ("ledger", agent_fingerprint(agent), session.pk)
     return memo(key, lambda: _ledger(agent, load_rows(agent, session), session.session_id))
+
+
+def session_ledger_with_badges(agent: Agent, session: AgentSession) -> dict[str, Any]:
+    """The session's ledger page: its ledger and the badges of its debug nav."""
+    return {**session_ledger(agent, session), "badges": session_badges(agent, session)}
 
 
 def agent_ledger(agent: Agent) -> dict[str, Any]:

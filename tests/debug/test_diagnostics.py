@@ -77,6 +77,8 @@ def test_agent_rollup_sums_sessions_and_badges_show_on_shared_pages(root: Path) 
     assert all(f["count"] == 0 for f in findings("/a/healthy/diagnostics/").values())
     timeline = BeautifulSoup(Client().get(f"/a/troubled/s/{fx.BAD}/").content, "html.parser")
     assert {b["data-diagnosis"] for b in timeline.select(".diag-badges .badge")} == set(KINDS)
+    twin = Client().get(f"/a/troubled/s/{fx.BAD}/", {"format": "json"}).json()
+    assert {b["kind"] for b in twin["badges"]} == set(KINDS)  # what the page's badges show
     # The agent page shows at once and asks for its sessions' badges after (one request, each
     # badge swapped out of band into its session's slot).
     agent_page = BeautifulSoup(Client().get("/a/troubled/").content, "html.parser")
@@ -90,7 +92,13 @@ def test_agent_rollup_sums_sessions_and_badges_show_on_shared_pages(root: Path) 
     bad_slot = one(bad_row, "span[id]")
     (bad,) = badges.select(f"#{bad_slot['id']}")
     assert bad.select(".diag-badges .badge[data-diagnosis='loop']")
-    canvas = BeautifulSoup(Client().get("/a/troubled/c/001-fix-tests.mmd/").content, "html.parser")
+    # The canvas page (drawn by the canvas app, which knows nothing of diagnostics) asks for
+    # its badges once shown.
+    canvas_page = BeautifulSoup(
+        Client().get("/a/troubled/c/001-fix-tests.mmd/").content, "html.parser"
+    )
+    (loader,) = canvas_page.select("[hx-get$='/badges/'][hx-trigger='load']")
+    canvas = BeautifulSoup(Client().get(attr(loader, "hx-get")).content, "html.parser")
     assert {b["data-diagnosis"] for b in canvas.select(".diag-badges .badge")} == {
         "over_budget",
         "stuck_node",

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from bs4 import BeautifulSoup
 from django.contrib.auth import get_user_model
 from django.test import Client
 from django.utils import timezone
@@ -79,6 +80,12 @@ def test_agent_link_reads_its_agent_only_and_never_writes(world) -> None:
     ):
         response = client.get(path)
         assert response.status_code == 200, path
+    for path in (f"{a}/", f"{a}/c/{fx.FILE}/"):  # and what those pages ask for once shown
+        shown = BeautifulSoup(client.get(path).content, "html.parser")
+        loaders = [str(tag["hx-get"]) for tag in shown.select("[hx-get][hx-trigger='load']")]
+        assert loaders, path
+        for url in loaders:
+            assert client.get(url).status_code == 200, url
     page = client.get(f"{a}/").content.decode()
     assert "shared read-only view" in page and 'name="q"' not in page  # no search box
     assert str(folder.parent) not in page  # where the data lives is for staff only
