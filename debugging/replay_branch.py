@@ -17,8 +17,8 @@ from canvases.edit_views import _params  # the curation views' request reading
 from canvases.mermaid import edits
 from canvases.messages import Said
 from debugging.debug_selectors import replay_for  # the replay the page showed, memoized
-from memviz.access import signed_in_to_write
 from memviz.responders import HtmxHttpRequest, Outcome, respond
+from sessions.access import signed_in_to_write
 from sessions.models import Agent, AgentSession
 from sessions.selectors import agent_get
 

@@ -35,6 +35,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from memviz.body_gate import bearer_token
 from sessions.memory import json_text
 from sessions.memory.atomic import lock_folder, write_atomic
 from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
@@ -168,6 +169,13 @@ def agent_name_check(agent_name: str) -> str | None:
     if not AGENT_NAME.match(agent_name or "") or ".." in agent_name:
         return "agent name must be letters, digits, '.', '_', '-', '@', '+' (no '..', ≤200)"
     return None
+
+
+def push_allowed(agent_name: str, authorization: str) -> bool:
+    """A push's Authorization header bears the agent's valid token (the daphne gate asks before
+    the body is read; the view records the use)."""
+    token = bearer_token(authorization)
+    return bool(token) and agent_name_check(agent_name) is None and token_valid(agent_name, token)
 
 
 def push_root() -> Path:

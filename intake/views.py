@@ -17,10 +17,10 @@ from intake.archive import ArchiveError
 from intake.jobs import ingest_start, job_retry
 from intake.stream import TokenForbidden, token_create, token_revoke, tokens_list
 from intake.uploads import UploadBusy, upload_delete, upload_store, uploads_list
-from memviz.access import signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
 from sessions import home_selectors
+from sessions.access import signed_in_to_write
 from sessions.models import IngestJob
 from sessions.share_links import links_list
 from sessions.share_views import token_page_refusal

@@ -51,14 +51,6 @@ def bearer_token(header: str) -> str:
     return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def push_allowed(agent: str, authorization: str) -> bool:
-    """The push's bearer token is valid (read-only: the view records its use)."""
-    from intake.stream import agent_name_check, token_valid
-
-    token = bearer_token(authorization)
-    return bool(token) and agent_name_check(agent) is None and token_valid(agent, token)
-
-
 def session_signed_in(session_key: str) -> bool:
     """The session cookie names a live session of an active user."""
     from importlib import import_module

@@ -32,8 +32,8 @@ def _may_view(scope: dict[str, Any]) -> bool:
 
 @database_sync_to_async
 def _share_opens(scope: dict[str, Any], agent: str) -> bool:
-    """A share link of the whole agent follows it live, as its pages would (memviz/access.py)."""
-    from memviz.access import share_opens
+    """A share link of the whole agent follows it live, as its pages would (sessions/access.py)."""
+    from sessions.access import share_opens
 
     return share_opens(scope.get("session"), "agent", {"agent": agent})
 

@@ -46,7 +46,8 @@ def _request_class() -> type:
     from daphne.http_protocol import WebRequest
     from django.conf import settings
 
-    from memviz.body_gate import gate_for, push_allowed, session_signed_in
+    from intake.stream import push_allowed
+    from memviz.body_gate import gate_for, session_signed_in
 
     class GatedRequest(WebRequest):
         _refused = False

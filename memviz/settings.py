@@ -145,7 +145,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "memviz.access.ViewAccessMiddleware",
+    "sessions.access.ViewAccessMiddleware",
 ]
 
 ROOT_URLCONF = "memviz.urls"

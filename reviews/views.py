@@ -16,12 +16,12 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from memviz.access import signed_in_to_write
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from reviews import selectors, services
 from reviews.models import ReviewNote
 from reviews.services import ReviewRefused
+from sessions.access import signed_in_to_write
 from sessions.models import Agent
 from sessions.selectors import agent_get
 

@@ -1,6 +1,6 @@
 """Read-only share links: create, check, revoke, and what a link lets its holder open.
 
-No HTTP here: `memviz/access.py` asks `grant_decision` whether a request path is open to the links
+No HTTP here: `sessions/access.py` asks `grant_decision` whether a request path is open to the links
 a browser holds, and the views only call `link_create` / `link_redeem` / `link_revoke`.
 
 A link is ``/share/<key>/#<secret>``. The key names the row and is not secret; the secret is

@@ -10,9 +10,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from memviz.access import share_refusal, signed_in_to_write
 from memviz.pages import json_response, render_page, wants_json
 from sessions import share_links
+from sessions.access import share_refusal, signed_in_to_write
 from sessions.models import AgentSession
 from sessions.selectors import agent_get
 

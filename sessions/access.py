@@ -24,6 +24,7 @@ from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
 
 from memviz.responders import Outcome, respond, wants_json_answer
+from sessions import share_links
 
 View = TypeVar("View", bound=Callable[..., HttpResponse])
 
@@ -52,8 +53,6 @@ class ViewAccessMiddleware:
 
 def _share_refusal(request: HttpRequest) -> HttpResponse | None:
     """None when a share link the browser holds opens this request; else the answer."""
-    from sessions import share_links  # the app's models: not importable when settings load
-
     held = request.session.get(share_links.SESSION_KEY) or []
     if not held:
         return _login_refusal(request)
@@ -79,8 +78,6 @@ def _share_refusal(request: HttpRequest) -> HttpResponse | None:
 
 def share_opens(session: Any, url_name: str, kwargs: dict[str, Any]) -> bool:
     """Whether the share links held in a Django session open this page (the live socket asks)."""
-    from sessions import share_links
-
     held = list(session.get(share_links.SESSION_KEY) or []) if session is not None else []
     return share_links.grant_decision(held, url_name, kwargs) == share_links.OPEN
 
