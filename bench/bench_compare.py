@@ -76,8 +76,7 @@ def _run_b(
 
 
 def build(rows: int, files: int, slug: str) -> tuple[Agent, AgentSession, AgentSession]:
-    from canvases.models import Canvas, CanvasNode
-    from sessions.models import Agent, AgentSession, Ref, Row
+    from sessions.models import Agent, AgentSession, Canvas, CanvasNode, Ref, Row
 
     rng = random.Random(0)
     folder = Path(tempfile.mkdtemp(prefix="memviz-bench-compare-"))

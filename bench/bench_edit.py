@@ -75,7 +75,7 @@ def bench_merge(agent_dir: Path, runs: int) -> tuple[list[float], int]:
     from django.contrib.auth.models import User
 
     from canvases import services
-    from canvases.models import Canvas
+    from sessions.models import Canvas
 
     user = User.objects.get(username="bench")
     canvas = Canvas.objects.get(filename="001-bench.mmd")
@@ -102,7 +102,7 @@ def bench_round_trip(requests: int) -> list[float]:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from canvases.models import Canvas
+    from sessions.models import Canvas
 
     client = Client()
     client.force_login(User.objects.get(username="bench"))

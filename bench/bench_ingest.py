@@ -117,8 +117,8 @@ def main() -> int:
     from django.test import Client
     from generate_root import generate_root
 
-    from canvases.models import Canvas, CanvasNode
     from intake.ingest import ingest_path
+    from sessions.models import Canvas, CanvasNode
 
     root = tmp / "root"
     t0 = time.perf_counter()

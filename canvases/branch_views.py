@@ -11,9 +11,8 @@ from django.utils.translation import gettext as _
 
 from canvases import branches, selectors
 from canvases.edit_ops import EditRefused, flag_param, text_param
-from canvases.models import Canvas
 from memviz.responders import HtmxHttpRequest, Outcome, respond
-from sessions.models import Agent
+from sessions.models import Agent, Canvas
 
 
 def branch_from_revision(

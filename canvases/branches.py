@@ -31,7 +31,7 @@ from canvases.mermaid.branch import (
     next_free_number,
 )
 from canvases.messages import Said, reasons
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from canvases.services import _author, _run  # the one lock-and-recover wrapper of services
 from canvases.write_path import Change, change_write
 from memviz.broadcast import AgentDelta, broadcast_delta
@@ -39,7 +39,7 @@ from sessions import counters
 from sessions.instants import iso, parse_instant
 from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.row_fields import node_aliases, row_spelling
-from sessions.models import Agent, NodeRowCount, Row
+from sessions.models import Agent, Canvas, NodeRowCount, Row
 
 REVISION, CURRENT, REPLAY = "revision", "current", "replay"
 

@@ -9,9 +9,8 @@ from django.db.models import Count, Q
 
 from canvases import budget
 from canvases.indexing import parsed
-from canvases.models import Canvas
 from sessions.memory.row_fields import node_aliases
-from sessions.models import Row
+from sessions.models import Canvas, Row
 
 
 def row_stats(canvas: Canvas, node_ids: list[str], low_score: float) -> dict[str, budget.RowStats]:

@@ -10,8 +10,7 @@ from django.http import Http404
 from canvases import drawing
 from canvases.history import node_changes
 from canvases.mermaid import content_hash, render_body
-from canvases.models import Canvas
-from sessions.models import Agent
+from sessions.models import Agent, Canvas
 
 CURRENT = "current"
 

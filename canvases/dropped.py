@@ -22,7 +22,8 @@ from django.utils.translation import gettext_lazy as _
 from canvases.edit_ops import EDIT_OPS, EditRefused
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
+from sessions.models import Canvas
 
 # The map-builder holds a copy of the canvas for up to its backend timeout (120 s, spec §7.3).
 MAP_BUILDER_WINDOW = timedelta(seconds=150)

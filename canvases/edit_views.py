@@ -16,12 +16,11 @@ from canvases import history, lint, liveness, selectors, services
 from canvases.edit_ops import OPERATIONS, EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
 from canvases.messages import Said
-from canvases.models import Canvas
 from canvases.views import node_list_html, node_list_items, too_large_answer
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.access import signed_in_to_write
-from sessions.models import Agent
+from sessions.models import Agent, Canvas
 from sessions.selectors import agent_get
 
 LIST_FIELDS = ("nodes",)

@@ -13,8 +13,8 @@ from canvases.dropped import dropped_edits, reapply_params  # noqa: F401 - histo
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.mermaid import render_body
-from canvases.models import Canvas, Revision
-from sessions.models import Agent
+from canvases.models import Revision
+from sessions.models import Agent, Canvas
 
 # Not steps of the undo stack: undo/redo themselves, resume (which changes state.json), and
 # the branch that created a canvas (its "before" is no file at all).

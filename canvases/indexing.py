@@ -9,10 +9,10 @@ from typing import Any
 
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
-from canvases.models import Canvas, CanvasNode, Revision
+from canvases.models import Revision
 from sessions import counters, search_index
 from sessions.memory.paths import read_regular
-from sessions.models import Agent
+from sessions.models import Agent, Canvas, CanvasNode
 
 NUMBER_PREFIX = re.compile(r"^(\d+)-")
 NUMBER_SUFFIX = re.compile(r"-(\d+)\.mmd$")

@@ -19,8 +19,7 @@ from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import EditResult, agent_view
-from canvases.models import Canvas, CanvasNode
-from sessions.models import Row
+from sessions.models import Canvas, CanvasNode, Row
 
 
 def _line(doc: ParsedCanvas, offset: int) -> int:

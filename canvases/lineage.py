@@ -12,8 +12,8 @@ from typing import Any
 from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
-from canvases.models import Canvas, CanvasBranch, Revision
-from sessions.models import Agent, Row
+from canvases.models import CanvasBranch, Revision
+from sessions.models import Agent, Canvas, Row
 
 
 def lineage_record(canvas: Canvas, revision: Revision, payload: dict[str, Any]) -> CanvasBranch:

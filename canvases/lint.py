@@ -9,11 +9,11 @@ from django.db import connection
 
 from canvases.indexing import parsed
 from canvases.mermaid import agent_view
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from sessions import counters
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, Canvas, Ref, Row
 from sessions.selectors import RefLocator
 
 

@@ -1,66 +1,13 @@
-"""Task canvases (.mmd files) indexed per agent, their nodes, and the history of edits."""
+"""The history of canvas edits, memviz's own writes, and branches (the canvases and their nodes
+themselves are the index's: sessions/models.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from django.conf import settings
 from django.db import models
 
 from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
-from sessions.memory.layout import canvas_file
-from sessions.models import Agent
-
-
-class Canvas(models.Model):
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="canvases")
-    filename = NulSafeCharField(max_length=500)
-    number = models.IntegerField(null=True)
-    label = NulSafeCharField(max_length=500, blank=True, default="")
-    task_goal = NulSafeTextField(blank=True, default="")
-    progress = models.IntegerField(null=True)
-    created_time = NulSafeCharField(max_length=64, blank=True, default="")
-    updated_time = NulSafeCharField(max_length=64, blank=True, default="")
-    content_hash = NulSafeCharField(max_length=64)
-    text = NulSafeTextField(blank=True, default="")
-    size = models.IntegerField(default=0)
-    mtime_ns = models.BigIntegerField(default=0)
-    node_count = models.IntegerField(default=0)
-    edge_count = models.IntegerField(default=0)
-    status_counts = NulSafeJSONField(default=dict)
-    problems = NulSafeJSONField(default=list)
-    has_errors = models.BooleanField(default=False)
-
-    class Meta:
-        ordering = ["agent", "filename"]
-        constraints = [
-            models.UniqueConstraint(fields=["agent", "filename"], name="uniq_agent_canvas")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.agent.slug}/{self.filename}"
-
-    @property
-    def path(self) -> Path:
-        """The canvas file on disk (confined to its agent folder)."""
-        return canvas_file(Path(self.agent.path), self.filename)
-
-
-class CanvasNode(models.Model):
-    canvas = models.ForeignKey(Canvas, on_delete=models.CASCADE, related_name="nodes")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="canvas_nodes")
-    node_id = NulSafeCharField(max_length=300)
-    position = models.IntegerField(default=0)
-    title = NulSafeTextField(blank=True, default="")
-    status = NulSafeCharField(max_length=100, blank=True, default="")
-    summary = NulSafeTextField(blank=True, default="")
-    timestamp = NulSafeCharField(max_length=64, blank=True, default="")
-    shape = NulSafeCharField(max_length=30, blank=True, default="")
-    subgraph = NulSafeCharField(max_length=300, blank=True, default="")
-
-    class Meta:
-        ordering = ["canvas", "position"]
-        indexes = [models.Index(fields=["agent", "node_id"], name="node_agent_id")]
+from sessions.models import Agent, Canvas
 
 
 class Revision(models.Model):

@@ -24,13 +24,13 @@ from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from memviz.fields import nul_free
 from sessions.memory.layout import canvas_file
 from sessions.memory.paths import UnsafePath
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
-from sessions.models import Agent, Row
+from sessions.models import Agent, Canvas, Row
 from sessions.selectors import rows_json
 
 PREVIEW_SHARES = 10

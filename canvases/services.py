@@ -35,7 +35,7 @@ from canvases.indexing import canvas_index_file, parsed, revision_record
 from canvases.live_rules import lines_for_live_agent
 from canvases.mermaid import agent_view, content_hash
 from canvases.messages import Said, reasons
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from canvases.row_plans import RowPlan
 from canvases.write_path import Change, change_write, intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
@@ -44,6 +44,7 @@ from sessions.memory.atomic import PreconditionFailed
 from sessions.memory.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
 from sessions.memory.remap import rows_with_nodes
 from sessions.memory.state_edit import state_name_active
+from sessions.models import Canvas
 
 T = TypeVar("T")
 

@@ -14,12 +14,11 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
 from canvases import drawing, selectors
-from canvases.models import Canvas
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
 from memviz.templatetags.memviz import status_class
 from sessions.memory.paths import UnsafePath, open_regular
-from sessions.models import Agent
+from sessions.models import Agent, Canvas
 from sessions.selectors import agent_get
 
 

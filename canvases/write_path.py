@@ -43,7 +43,7 @@ from canvases.indexing import canvas_apply_text, canvas_number_and_label, read_t
 from canvases.mermaid import content_hash
 from canvases.mermaid.branch import file_number
 from canvases.messages import Said
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from canvases.row_plans import RowPlan, rows_index_apply
 from memviz.broadcast import CanvasChange, broadcast_change
 from sessions.memory import journal
@@ -57,7 +57,7 @@ from sessions.memory.atomic import (
 )
 from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.remap import PreparedRemap, RemapConflict, prepare_remap, rewrite_file
-from sessions.models import Agent
+from sessions.models import Agent, Canvas
 
 log = logging.getLogger(__name__)
 

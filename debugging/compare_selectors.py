@@ -15,12 +15,11 @@ from urllib.parse import quote
 from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 
-from canvases.models import CanvasNode
 from debugging.debug_cache import memo, session_fingerprint
 from debugging.debug_selectors import ref_name
 from debugging.session_compare import Call, Comparison, compare
 from sessions.memory.row_fields import GO_DRAWN_PREFIX
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, CanvasNode, Ref, Row
 
 PAGE = 100
 # The plugin's own form of result_ref, the ref's name in the index as it is (ref_name agrees).

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 
 from django.db.models import Max
 
-from canvases.models import Canvas, Revision
-from sessions.models import Agent, AgentSession, TrackedFile
+from canvases.models import Revision
+from sessions.models import Agent, AgentSession, Canvas, TrackedFile
 
 T = TypeVar("T")
 MAX_ENTRIES = 64

@@ -20,7 +20,7 @@ from django.db import connection
 from django.utils import timezone
 
 from canvases.mermaid import parse
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from debugging import diagnostics as diag
 from debugging.debug_cache import agent_fingerprint, memo, session_fingerprint
 from debugging.diagnosis_labels import titled
@@ -29,7 +29,7 @@ from debugging.replay import CanvasVersion, Replay, ReplayRow, build_replay
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative, confine
 from sessions.memory.row_fields import WAIT_SQL, aliases_of_all
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, Canvas, Ref, Row
 
 ROW_FIELDS = (
     "pk",

@@ -18,7 +18,6 @@ from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from canvases import liveness
-from canvases.models import CanvasNode
 from canvases.node_removal import node_removal
 from canvases.selectors import canvas_get
 from debugging import debug_selectors as ds
@@ -29,7 +28,7 @@ from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
 from sessions.instants import iso, parse_instant
 from sessions.memory.row_fields import drawn_as
-from sessions.models import Agent, AgentSession
+from sessions.models import Agent, AgentSession, CanvasNode
 from sessions.selectors import agent_get
 
 FRAME_PAGE = 500

@@ -6,9 +6,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from canvases.models import Canvas
 from debugging import offline
-from sessions.models import AgentSession
+from sessions.models import AgentSession, Canvas
 from sessions.selectors import agent_get
 
 

@@ -40,8 +40,7 @@ def _share_opens(scope: dict[str, Any], agent: str) -> bool:
 
 @database_sync_to_async
 def _groups_for(agent_slug: str, canvas_name: str) -> list[str] | None:
-    from canvases.models import Canvas
-    from sessions.models import Agent
+    from sessions.models import Agent, Canvas
 
     agent = Agent.objects.filter(slug=agent_slug).only("pk").first()
     if agent is None:

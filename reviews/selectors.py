@@ -12,12 +12,11 @@ from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 
-from canvases.models import CanvasNode
 from debugging.debug_selectors import agent_findings
 from debugging.diagnosis_labels import TITLES, titled
 from reviews.models import KINDS, QueueDecision, ReviewMark, ReviewNote
 from reviews.queue import QueueItem, open_items, queue_items
-from sessions.models import Agent, AgentSession, Row
+from sessions.models import Agent, AgentSession, CanvasNode, Row
 
 NOTE_LIMIT = 10_000
 

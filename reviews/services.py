@@ -14,10 +14,10 @@ from django.utils.translation import gettext as _
 
 from canvases import services as canvas_services
 from canvases.edit_ops import EditRefused
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from reviews.models import QUEUE_STATES, QueueDecision, ReviewMark, ReviewNote
 from reviews.selectors import NOTE_LIMIT, Target, queue
-from sessions.models import Agent
+from sessions.models import Agent, Canvas
 
 
 class ReviewRefused(Exception):

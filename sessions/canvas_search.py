@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from canvases.mermaid import parse
-from canvases.models import Canvas
+from sessions.models import Canvas
 
 LIMIT = 10
 

@@ -144,7 +144,7 @@ class PlacedLookup:
         self.drawn: frozenset[str] | None = None
 
     def prepare(self, node_ids: Iterable[str | None]) -> None:
-        from canvases.models import CanvasNode
+        from sessions.models import CanvasNode
 
         unknown = sorted({n for n in node_ids if n is not None and n not in self.known})
         if self.whole and self.drawn is None:
@@ -179,7 +179,7 @@ class PlacedLookup:
 
 def placed_keys(agent: Agent) -> frozenset[str]:
     """Row node ids that are drawn on a canvas of the agent now (read once per ingest)."""
-    from canvases.models import CanvasNode
+    from sessions.models import CanvasNode
 
     ids = CanvasNode.objects.filter(agent=agent).values_list("node_id", flat=True).distinct()
     return frozenset(row_keys(ids))

@@ -14,7 +14,6 @@ from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
-from canvases.models import Canvas, CanvasNode
 from sessions import counters, search
 from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
@@ -22,7 +21,7 @@ from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.memory.row_fields import WAIT
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, Canvas, CanvasNode, Ref, Row
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 

@@ -15,9 +15,8 @@ from django.db import connection
 from django.test import Client
 
 from canvases import services
-from canvases.models import Canvas
 from intake.ingest import ingest_path
-from sessions.models import Agent, AgentSession, Ref
+from sessions.models import Agent, AgentSession, Canvas, Ref
 
 pytestmark = pytest.mark.django_db(transaction=True)
 WRITE_SQL = re.compile(r"^\s*(INSERT|UPDATE|DELETE|REPLACE|CREATE|DROP|ALTER)\b", re.IGNORECASE)

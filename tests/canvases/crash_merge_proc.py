@@ -20,7 +20,7 @@ django.setup()
 from django.contrib.auth.models import User  # noqa: E402
 
 from canvases import services  # noqa: E402
-from canvases.models import Canvas  # noqa: E402
+from sessions.models import Canvas  # noqa: E402
 
 canvas = Canvas.objects.get(filename=sys.argv[1])
 print("started", flush=True)

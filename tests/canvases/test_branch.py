@@ -19,10 +19,11 @@ from canvases import branches, lineage, services, write_path
 from canvases.edit_ops import EditConflict
 from canvases.mermaid import parse
 from canvases.mermaid.branch import branch_text, next_free_number
-from canvases.models import Canvas, CanvasBranch
+from canvases.models import CanvasBranch
 from intake.ingest import ingest_path
 from sessions.memory import journal
 from sessions.memory.atomic import TEMP_MARKER
+from sessions.models import Canvas
 from tests.pages import attr, one
 
 _spec = importlib.util.spec_from_file_location(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from canvases import services
-from canvases.models import Canvas
 from intake.ingest import ingest_path
+from sessions.models import Canvas
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 from tests.conftest import SCREENSHOTS
 

@@ -12,7 +12,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases.mermaid import parse
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
+from sessions.models import Canvas
 from tests.canvases.budget_folder import CANVAS, FILE, URL, write_folder
 
 pytestmark = pytest.mark.django_db

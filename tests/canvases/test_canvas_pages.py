@@ -11,8 +11,8 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from canvases import services
-from canvases.models import Canvas
 from intake.ingest import ingest_path
+from sessions.models import Canvas
 from tests.pages import one
 
 pytestmark = pytest.mark.django_db

@@ -12,9 +12,10 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases import services
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from intake.ingest import ingest_path
 from memviz.broadcast import agent_group, canvas_group
+from sessions.models import Canvas
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

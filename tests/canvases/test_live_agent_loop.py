@@ -17,8 +17,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases import history, liveness
-from canvases.models import Canvas
 from intake.ingest import ingest_agent_dir, ingest_path
+from sessions.models import Canvas
 from tests.canvases.agent_doubles import Block, FakeAgent, now_stamp
 from tests.debug.memory_factory import canvas, node, write_agent
 from tests.pages import attr, one

@@ -16,8 +16,9 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases import history, services
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from intake.ingest import ingest_agent_dir, ingest_path
+from sessions.models import Canvas
 from tests.pages import one
 
 pytestmark = pytest.mark.django_db

@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases.mermaid import content_hash, parse
-from canvases.models import Canvas
 from intake.ingest import ingest_agent_dir, ingest_path
+from sessions.models import Canvas
 from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db

@@ -10,9 +10,8 @@ from django.contrib.auth.models import User
 
 from canvases import history, liveness, services
 from canvases.mermaid import content_hash, parse
-from canvases.models import Canvas
 from intake.ingest import ingest_path
-from sessions.models import Row
+from sessions.models import Canvas, Row
 
 pytestmark = pytest.mark.django_db
 FILE = "002-migrate-orders-api.mmd"

@@ -18,12 +18,12 @@ from django.test import Client
 
 from canvases import services, write_path
 from canvases.mermaid import parse
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from canvases.row_plans import RowPlan
 from intake.ingest import ingest_path
 from sessions.memory import journal
 from sessions.memory.atomic import TEMP_MARKER
-from sessions.models import Row
+from sessions.models import Canvas, Row
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on-commit work (clearing intents) runs
 FILE = "002-migrate-orders-api.mmd"

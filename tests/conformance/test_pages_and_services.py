@@ -14,8 +14,8 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases import services
-from canvases.models import Canvas
 from intake.ingest import ingest_path
+from sessions.models import Canvas
 from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db

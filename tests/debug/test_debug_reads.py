@@ -8,10 +8,9 @@ import pytest
 from django.db import connection
 from django.test import Client
 
-from canvases.models import Canvas
 from debugging.debug_cache import memo_clear
 from intake.ingest import ingest_path
-from sessions.models import AgentSession
+from sessions.models import AgentSession, Canvas
 from tests.debug import diagnosis_fixture as dfx
 from tests.test_reads_never_write import WRITE_SQL, _snapshot
 

@@ -11,10 +11,9 @@ from bs4 import BeautifulSoup
 from django.test import Client
 
 from canvases.mermaid.tokens import token_count as count_tokens
-from canvases.models import Canvas
 from intake.ingest import ingest_path
 from sessions.memory.state_edit import resume_block
-from sessions.models import Row
+from sessions.models import Canvas, Row
 from tests.debug import diagnosis_fixture as dfx
 from tests.pages import one
 

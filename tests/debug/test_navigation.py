@@ -33,7 +33,7 @@ def test_a_pruned_nodes_link_names_the_change_that_removed_it(fixtures_root: Pat
     from django.contrib.auth.models import User
 
     from canvases import services
-    from canvases.models import Canvas
+    from sessions.models import Canvas
 
     ingest_path(fixtures_root / "fixture-a-upstream")
     canvas = Canvas.objects.get(filename="002-migrate-orders-api.mmd")

@@ -14,10 +14,10 @@ import pytest
 from asgiref.sync import async_to_sync
 from channels.testing import WebsocketCommunicator
 
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from intake.ingest import ingest_path
 from intake.watch import start_watch_thread
-from sessions.models import Agent, AgentSession, Row
+from sessions.models import Agent, AgentSession, Canvas, Row
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -11,9 +11,8 @@ from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 from django.test import Client
 
-from canvases.models import Canvas
 from intake.stream import token_create
-from sessions.models import Agent, AgentSession, Row, StreamToken
+from sessions.models import Agent, AgentSession, Canvas, Row, StreamToken
 
 pytestmark = pytest.mark.django_db
 

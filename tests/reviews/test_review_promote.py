@@ -11,8 +11,9 @@ from django.test import Client
 
 from canvases.mermaid import edits
 from canvases.mermaid.agent_view import injected_block
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from reviews.models import ReviewNote
+from sessions.models import Canvas
 from tests.debug import diagnosis_fixture as dfx
 
 pytestmark = pytest.mark.django_db

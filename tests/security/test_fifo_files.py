@@ -23,9 +23,8 @@ from django.contrib.auth.models import User
 from django.db import connection
 from django.test import Client
 
-from canvases.models import Canvas
 from intake.ingest import ingest_path
-from sessions.models import Agent, Ref, Row
+from sessions.models import Agent, Canvas, Ref, Row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))
 from memory_factory import canvas, node, write_agent  # noqa: E402

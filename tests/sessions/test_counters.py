@@ -18,11 +18,10 @@ from django.db import connection
 from django.test import Client
 
 from canvases import services
-from canvases.models import Canvas, CanvasNode
 from intake.ingest import ingest_agent_dir, ingest_path
 from sessions import counters
 from sessions.db_triggers import triggers_ensure
-from sessions.models import Agent, AgentSession, NodeRowCount, Row
+from sessions.models import Agent, AgentSession, Canvas, CanvasNode, NodeRowCount, Row
 from tests.pages import one
 
 pytestmark = pytest.mark.django_db

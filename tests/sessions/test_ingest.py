@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from canvases.models import Canvas, Revision
+from canvases.models import Revision
 from intake.ingest import ingest_path
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, Canvas, Ref, Row
 
 pytestmark = pytest.mark.django_db
 

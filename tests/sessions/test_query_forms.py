@@ -19,9 +19,8 @@ from django.utils import translation
 
 from canvases import lint
 from canvases.indexing import parsed
-from canvases.models import Canvas
 from intake.ingest import ingest_path
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, Canvas, Ref, Row
 from sessions.rows_html import rows_html
 from sessions.selectors import session_rows, unplaced_page
 

@@ -16,10 +16,9 @@ from django.db import connection
 from django.test import Client
 
 from canvases import services
-from canvases.models import Canvas, CanvasNode
 from intake.ingest import ingest_agent_dir, ingest_path
 from sessions import search, search_postgres
-from sessions.models import Agent, AgentSession, Ref, Row
+from sessions.models import Agent, AgentSession, Canvas, CanvasNode, Ref, Row
 from tests.pages import attr, one
 
 pytestmark = pytest.mark.django_db
