@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.utils.translation import gettext as _
@@ -19,6 +18,7 @@ from intake.stream import TokenForbidden, token_create, token_revoke, tokens_lis
 from intake.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
+from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions import home_selectors
 from sessions.access import signed_in_to_write
 from sessions.models import IngestJob
@@ -50,41 +50,33 @@ def job_page(request: HttpRequest, job_id: int) -> HttpResponse:
 
 @require_POST
 @signed_in_to_write
-def job_retry_view(request: HttpRequest, job_id: int) -> HttpResponse:
+def job_retry_view(request: HtmxHttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(IngestJob, pk=job_id)
     if not job_retry(job):
-        message = "only a failed or stalled ingest can be retried"
-        if wants_json(request):
-            return json_response({"error": message}, status=409)
-        messages.error(request, message)
-        return redirect(reverse("job", args=[job.pk]))
+        refused = Outcome.refused(_("only a failed or stalled ingest can be retried"), 409)
+        return respond(request, refused, redirect_to=reverse("job", args=[job.pk]))
     job.refresh_from_db()
     return _job_response(request, job)
 
 
 @require_POST
 @signed_in_to_write
-def upload_view(request: HttpRequest) -> HttpResponse:
+def upload_view(request: HtmxHttpRequest) -> HttpResponse:
     upload = request.FILES.get("archive")
-    error = None
-    root = None
     if upload is None:
-        error = "choose a .zip or .tar.gz file to upload"
+        error = _("choose a .zip or .tar.gz file to upload")
     elif upload.size is None or upload.size > settings.MEMVIZ_UPLOAD_MAX_BYTES:
         # a size Django could not tell is refused rather than stored without a bound
-        error = f"the upload is larger than {settings.MEMVIZ_UPLOAD_MAX_BYTES} bytes"
+        limit = settings.MEMVIZ_UPLOAD_MAX_BYTES
+        error = _("the upload is larger than %(limit)d bytes") % {"limit": limit}
     else:
         try:
             root = upload_store(upload.chunks(), upload.name or "upload", owner=request.user)
         except ArchiveError as exc:
-            error = scrub_paths(f"upload refused: {exc}")
-    if error is not None or root is None:
-        if wants_json(request):
-            return json_response({"error": error}, status=400)
-        messages.error(request, error or "upload refused")
-        return redirect("home")
-    job = ingest_start(root)
-    return _job_response(request, job)
+            error = scrub_paths(_("upload refused: %(reason)s") % {"reason": exc})
+        else:
+            return _job_response(request, ingest_start(root))
+    return respond(request, Outcome.refused(error, 400), redirect_to=reverse("home"))
 
 
 @require_GET
@@ -99,23 +91,20 @@ def uploads_page(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @signed_in_to_write
-def upload_delete_view(request: HttpRequest, upload_id: str) -> HttpResponse:
+def upload_delete_view(request: HtmxHttpRequest, upload_id: str) -> HttpResponse:
+    back = reverse("uploads")
     try:
         slugs = upload_delete(upload_id, request.user)
     except LookupError:
-        return json_response({"error": "no such upload"}, status=404)
+        raise Http404(_("no such upload")) from None
     except UploadBusy as exc:
-        if wants_json(request):
-            return json_response({"error": str(exc)}, status=409)
-        messages.error(request, _("not deleted: %(reason)s") % {"reason": exc})
-        return redirect("uploads")
-    if wants_json(request):
-        return json_response({"deleted": upload_id, "agents": slugs})
+        busy = Outcome.refused(_("not deleted: %(reason)s") % {"reason": exc}, 409)
+        return respond(request, busy, redirect_to=back)
     done = ngettext(
         "upload %(id)s deleted (%(n)d agent)", "upload %(id)s deleted (%(n)d agents)", len(slugs)
-    )
-    messages.success(request, done % {"id": upload_id, "n": len(slugs)})
-    return redirect("uploads")
+    ) % {"id": upload_id, "n": len(slugs)}
+    outcome = Outcome(ok=True, message=done, body={"deleted": upload_id, "agents": slugs})
+    return respond(request, outcome, redirect_to=back)
 
 
 @signed_in_to_write
@@ -147,14 +136,13 @@ def _token_create(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @signed_in_to_write
-def token_revoke_view(request: HttpRequest, agent: str) -> HttpResponse:
+def token_revoke_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     try:
         token_revoke(agent, user=request.user)
     except TokenForbidden as exc:
         return token_page_refusal(request, str(exc), 403)
     except ValueError as exc:
         return token_page_refusal(request, str(exc), 404)
-    if wants_json(request):
-        return json_response({"revoked": agent})
-    messages.success(request, _("the push token of %(agent)s is revoked") % {"agent": agent})
-    return redirect("tokens")
+    revoked = _("the push token of %(agent)s is revoked") % {"agent": agent}
+    outcome = Outcome(ok=True, message=revoked, body={"revoked": agent})
+    return respond(request, outcome, redirect_to=reverse("tokens"))

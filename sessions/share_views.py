@@ -11,6 +11,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memviz.pages import json_response, render_page, wants_json
+from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions import share_links
 from sessions.access import share_refusal, signed_in_to_write
 from sessions.models import AgentSession
@@ -70,17 +71,15 @@ def share_open(request: HttpRequest, key: str) -> HttpResponse:
 
 @require_POST
 @signed_in_to_write
-def share_revoke_view(request: HttpRequest, key: str) -> HttpResponse:
+def share_revoke_view(request: HtmxHttpRequest, key: str) -> HttpResponse:
     try:
         share_links.link_revoke(key, user=request.user)
     except LookupError as exc:
         return token_page_refusal(request, str(exc), 404)
     except PermissionError as exc:
         return token_page_refusal(request, str(exc), 403)
-    if wants_json(request):
-        return json_response({"revoked": key})
-    messages.success(request, _("the share link is revoked"))
-    return redirect("tokens")
+    outcome = Outcome(ok=True, message=_("the share link is revoked"), body={"revoked": key})
+    return respond(request, outcome, redirect_to=reverse("tokens"))
 
 
 def token_page_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:

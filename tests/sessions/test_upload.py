@@ -126,3 +126,16 @@ def test_bad_upload_gets_a_clear_error_and_keeps_nothing(
     assert leftovers == []
     assert Agent.objects.count() == 0
     shutil.rmtree(tmp_path / "uploads", ignore_errors=True)
+
+
+def test_a_refused_upload_says_why_in_the_readers_language(client: Client) -> None:
+    """The intake views answer through respond(): JSON for scripts, the reason in the page's
+    messages for a browser's form, in the language of the page."""
+    refused = client.post("/upload/?format=json", {}, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9")
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "请选择要上传的 .zip 或 .tar.gz 文件"
+    bad = SimpleUploadedFile("notes.txt", b"not an archive")
+    form = client.post("/upload/", {"archive": bad}, follow=True)
+    assert form.redirect_chain == [("/", 302)]
+    assert "upload refused" in form.content.decode()
+    assert Agent.objects.count() == 0  # nothing half-ingested
