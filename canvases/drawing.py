@@ -12,6 +12,7 @@ from typing import Any
 from canvases.canvas_scene import canvas_scene
 from canvases.indexing import parsed
 from canvases.mermaid.mermaid_source import mermaid_view
+from canvases.page_types import MarkedLine
 
 # An author's own colour on a node (it wins over memviz's status colours).
 AUTHOR_PAINT = re.compile(r"(?:^|;)(?:fill|stroke):")
@@ -44,7 +45,7 @@ def _mermaid_text(text: str) -> dict[str, str]:
     return mermaid_view(text, parsed(text))
 
 
-def marked_lines(text: str, problems: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def marked_lines(text: str, problems: list[dict[str, Any]]) -> list[MarkedLine]:
     """The text's lines numbered, each with the problems found on it (the broken-canvas view)."""
     by_line: dict[int, list[str]] = {}
     for problem in problems:

@@ -16,6 +16,7 @@ from canvases import history, lint, liveness, selectors, services
 from canvases.edit_ops import OPERATIONS, EditConflict, EditRefused, WriteFailed
 from canvases.indexing import parsed
 from canvases.messages import Said
+from canvases.page_types import CanvasPage
 from canvases.views import node_list_html, node_list_items, too_large_answer
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
@@ -77,7 +78,6 @@ def _editor(request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome) -> HttpR
     """The whole editor region, redrawn from the canvas as it is now, with the outcome on top."""
     canvas = selectors.canvas_get(canvas.agent, canvas.filename)
     data = selectors.canvas_detail(canvas.agent, canvas, request.POST.get("collapsed"))
-    data["editor"] = selectors.editor_state(canvas.agent, canvas)
     context = {
         **data,
         "flash": [outcome.message, *outcome.warnings],
@@ -88,7 +88,7 @@ def _editor(request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome) -> HttpR
     return render(request, "canvases/_editor.html", context)
 
 
-def _node_items_answer(data: dict[str, Any], before_text: str) -> SafeString:
+def _node_items_answer(data: CanvasPage, before_text: str) -> SafeString:
     """The node list's part of an edit's answer: when every node kept its place (annotate,
     status, title, edges) only the <li>s that changed, each swapped by its id; else the list."""
     after = node_list_html(data, editable=True)
@@ -130,7 +130,6 @@ def _changed_regions(
     data = selectors.canvas_detail(canvas.agent, canvas, request.POST.get("collapsed"))
     if data["has_errors"] or data["escaped_oneliner"]:
         return _editor(request, canvas, outcome)
-    data["editor"] = selectors.editor_state(canvas.agent, canvas)
     context = {
         **data,
         "flash": [outcome.message, *outcome.warnings],

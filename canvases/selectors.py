@@ -25,6 +25,7 @@ from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
 from canvases.models import Revision
+from canvases.page_types import AgentReads, CanvasPage, EditorState
 from memviz.fields import nul_free
 from sessions.memory.layout import canvas_file
 from sessions.memory.paths import UnsafePath
@@ -68,7 +69,7 @@ def canvas_too_large(agent: Agent, canvas: Canvas) -> dict[str, Any] | None:
     }
 
 
-def disk_state(canvas: Canvas) -> dict[str, Any]:
+def disk_state(canvas: Canvas) -> dict[str, bool]:
     """Whether the file on disk still is what the index holds (size and mtime; one stat)."""
     try:
         st = os.stat(canvas.path)
@@ -108,15 +109,17 @@ def parse_collapsed(raw: str | None, doc: ParsedCanvas) -> list[str]:
 
 def canvas_detail(
     agent: Agent, canvas: Canvas, collapsed_param: str | None, *, with_render_body: bool = False
-) -> dict[str, Any]:
-    """A canvas as its page and JSON twin show it: the page draws ``scene``. ``render_body`` (the
-    render-ready mermaid text, 40 ms on 1000 nodes) is for the JSON twin and export."""
+) -> CanvasPage:
+    """A canvas as its page, its htmx answers and its JSON twin show it: the page draws
+    ``scene``; ``editor`` is what the editing UI needs. ``render_body`` (the render-ready
+    mermaid text, 40 ms on 1000 nodes) is for the JSON twin and export."""
     doc = parsed(canvas.text)
     collapsed = parse_collapsed(collapsed_param, doc)
     counts = row_counts(agent, doc)
     for node, copied in lineage.copied_counts(canvas).items():  # a branch's rows of its moment
         counts[node] = counts.get(node, 0) + copied
-    detail = {
+    scene = drawing.scene(canvas.text)
+    detail: CanvasPage = {
         "agent": agent.slug,
         "file": canvas.filename,
         "active": canvas.filename == agent.active_mmd_file,
@@ -162,9 +165,10 @@ def canvas_detail(
         "has_errors": canvas.has_errors,
         "escaped_oneliner": doc.is_escaped_oneliner,
         "raw": canvas.text,
-        "scene": drawing.scene(canvas.text),
+        "scene": scene,
+        "author_coloured": drawing.author_coloured(scene),
+        "editor": editor_state(agent, canvas),
     }
-    detail["author_coloured"] = drawing.author_coloured(detail["scene"])
     if canvas.has_errors:  # the broken-canvas view: each line with the problems found on it
         detail["marked_lines"] = drawing.marked_lines(canvas.text, canvas.problems)
     if with_render_body:
@@ -207,7 +211,7 @@ def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
     }
 
 
-def _agent_reads(text: str) -> dict[str, Any]:
+def _agent_reads(text: str) -> AgentReads:
     """What the agent's own reader makes of the metadata (spec §4.8.1): its goal, or why none."""
     meta = agent_view.read_meta(text)
     return {
@@ -217,7 +221,7 @@ def _agent_reads(text: str) -> dict[str, Any]:
     }
 
 
-def editor_state(agent: Agent, canvas: Canvas) -> dict[str, Any]:
+def editor_state(agent: Agent, canvas: Canvas) -> EditorState:
     """What the editing UI needs beyond the canvas itself: live badge, undo/redo, dropped edits."""
     undo = history.undo_target(canvas)
     redo = history.redo_target(canvas)

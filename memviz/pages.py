@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -37,9 +38,9 @@ def json_response(data: Any, status: int = 200) -> JsonResponse:
 def render_page(
     request: HttpRequest,
     template: str,
-    data: dict[str, Any],
+    data: Mapping[str, Any],
     *,
-    extra: dict[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
     partial: str | None = None,
 ) -> HttpResponse:
     """Render ``data`` as JSON or through ``template`` (its ``partial`` for htmx requests).

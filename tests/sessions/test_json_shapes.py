@@ -10,7 +10,7 @@ from django.test import Client
 
 from intake.ingest import ingest_path
 from sessions.home_selectors import HomePage, JobItem
-from sessions.models import IngestJob
+from sessions.models import Canvas, IngestJob
 from sessions.selectors import AgentSummary, Compression
 
 pytestmark = pytest.mark.django_db
@@ -36,3 +36,44 @@ def test_a_job_page_json_is_a_job_item(settings) -> None:
     answer = Client().get(f"/jobs/{job.pk}/?format=json").json()
     assert set(answer["job"]) == JobItem.__required_keys__
     assert answer["job"]["id"] == job.pk and answer["job"]["status"] == "pending"
+
+
+def _shape(answer: dict, typed: type) -> list[str]:
+    """Keys the answer has that its TypedDict does not declare, or lacks that it requires."""
+    declared = typed.__required_keys__ | typed.__optional_keys__  # type: ignore[attr-defined]
+    return sorted((set(answer) - declared) | (typed.__required_keys__ - set(answer)))  # type: ignore[attr-defined]
+
+
+def test_the_canvas_page_json_is_its_typed_context(fixtures_root: Path) -> None:
+    from canvases.page_types import (
+        AgentReads,
+        CanvasPage,
+        EdgeItem,
+        EditorState,
+        GroupItem,
+        MarkedLine,
+        MetaItem,
+        NodeItem,
+    )
+
+    broken = fixtures_root / "fixture-a-upstream" / "main" / "mmds" / "009-broken.mmd"
+    broken.write_text('flowchart TD\n  A["open --> B\n  C --> ', "utf-8")
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    ingest_path(fixtures_root / "fixture-b-wild")
+    ingest_path(fixtures_root / "fixture-c-enhanced")
+    pages = [
+        Client().get(f"/a/{c.agent.slug}/c/{c.filename}/?format=json").json()
+        for c in Canvas.objects.select_related("agent")
+    ]
+    assert any(p["has_errors"] for p in pages) and any(p["subgraphs"] for p in pages)
+    for page in pages:
+        assert _shape(page, CanvasPage) == [], page["file"]
+        assert _shape(page["meta"], MetaItem) == [] and _shape(page["agent_reads"], AgentReads) == []
+        assert _shape(page["editor"], EditorState) == []
+        for items, typed in (
+            (page["nodes"], NodeItem),
+            (page["edges"], EdgeItem),
+            (page["subgraphs"], GroupItem),
+            (page.get("marked_lines", []), MarkedLine),
+        ):
+            assert all(_shape(item, typed) == [] for item in items), (page["file"], typed)
