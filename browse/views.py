@@ -12,8 +12,8 @@ from django.shortcuts import get_object_or_404
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
-from canvases import lineage, liveness, reverts
-from debugging.debug_selectors import session_badges
+from browse import selectors as page_contexts
+from canvases import liveness
 from memviz.pages import json_response, render_page, wants_json
 from sessions import home_selectors, selectors
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
@@ -36,9 +36,9 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
     if after and getattr(request, "htmx", False):  # "more unplaced rows": that list only
         data = selectors.unplaced_page(obj, after)
         return render_page(request, "agent_sessions/agent.html", data, partial="unplaced")
-    detail = selectors.agent_detail(obj, request.GET.get("canvases_before", ""))
-    data = {**detail, **selectors.unplaced_page(obj, after), "reverted": reverts.reverted(obj)}
-    data["branches"] = lineage.branch_tree(obj)
+    data = page_contexts.agent_page(
+        obj, canvases_before=request.GET.get("canvases_before", ""), unplaced_after=after
+    )
     extra = {"live": liveness.agent_live(obj).as_json()} if data["reverted"] else {}
     return render_page(request, "agent_sessions/agent.html", data, extra=extra)
 
@@ -47,11 +47,7 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
 def session_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj = selectors.agent_get(agent)
     sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
-    # the timeline and the debug nav's badges (diagnostics are cached per content change)
-    data = {
-        **selectors.session_rows(obj, sess, request.GET.dict()),
-        "badges": session_badges(obj, sess),
-    }
+    data = page_contexts.session_page(obj, sess, request.GET.dict())
     return render_page(request, "agent_sessions/session.html", data, partial="timeline")
 
 

@@ -12,7 +12,8 @@ from memviz.public_errors import scrub_paths
 from sessions import counters
 from sessions.job_board import job_is_stale, job_live
 from sessions.models import Agent, IngestJob
-from sessions.selectors import AgentSummary, agent_summary
+from sessions.page_types import AgentSummary
+from sessions.selectors import agent_summary
 
 
 class JobItem(TypedDict):

@@ -9,7 +9,7 @@ template engine does, and URLs are the ``reverse`` of the same routes.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -49,11 +49,11 @@ def _node_url_maker(agent_slug: str) -> Callable[[str], str]:
 
 
 def rows_html(
-    rows: Iterable[dict[str, Any]],
+    rows: Iterable[Mapping[str, Any]],
     *,
     agent_slug: str,
     show_node: bool,
-    row_extra: Callable[[dict[str, Any]], SafeString] | None = None,
+    row_extra: Callable[[Mapping[str, Any]], SafeString] | None = None,
 ) -> SafeString:
     """The ``<ol class="rows">`` of ``rows`` (the dicts of ``sessions.selectors.rows_json``);
     ``row_extra(row)``, safe markup, ends each row (the review notes' opener)."""

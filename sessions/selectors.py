@@ -7,7 +7,7 @@ import re
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, TypedDict
+from typing import Any
 
 from django.conf import settings
 from django.db.models import F, Q, QuerySet
@@ -22,41 +22,21 @@ from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.memory.row_fields import WAIT
 from sessions.models import Agent, AgentSession, Canvas, CanvasNode, Ref, Row
+from sessions.page_types import (
+    AgentCanvasItem,
+    AgentDetail,
+    AgentSessionItem,
+    AgentSummary,
+    RowItem,
+    SessionTimeline,
+    UnplacedPage,
+)
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 
 
 def ratio(numerator: int, denominator: int) -> float | None:
     return round(numerator / denominator, 1) if denominator else None
-
-
-class Compression(TypedDict):
-    """How much smaller each memory layer is than the one below (None: nothing to compare)."""
-
-    refs_to_summaries: float | None
-    summaries_to_canvas: float | None
-    refs_to_canvas: float | None
-
-
-class AgentSummary(TypedDict):
-    """An agent as the home page lists it (and `/?format=json` answers it)."""
-
-    slug: str
-    name: str
-    path: str
-    variant: str
-    sessions: int
-    canvases: int
-    rows: int
-    unmapped_rows: int
-    problems: int
-    refs: int
-    refs_bytes: int
-    summary_bytes: int
-    canvas_bytes: int
-    compression: Compression
-    active_canvas: str | None
-    ingested_at: datetime | None
 
 
 def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> AgentSummary:
@@ -103,7 +83,7 @@ def unplaced_rows(agent: Agent) -> QuerySet[Row]:
 UNPLACED_PAGE = 50
 
 
-def unplaced_page(agent: Agent, after: str = "") -> dict[str, Any]:
+def unplaced_page(agent: Agent, after: str = "") -> UnplacedPage:
     """One page of unplaced rows after the cursor ``<session pk>.<line_no>`` (keyset paging:
     two index range scans, whatever the page number)."""
     session_pk, line_no = 0, 0
@@ -122,7 +102,7 @@ def unplaced_page(agent: Agent, after: str = "") -> dict[str, Any]:
     return {"unplaced": rows_json(agent, rows), "unplaced_more": more}
 
 
-def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
+def rows_json(agent: Agent, rows: list[Row]) -> list[RowItem]:
     """Rows as JSON, each with where its ref is and whether that file is indexed."""
     locator = RefLocator(agent)
     refs = {row.pk: locator.locate(row.result_ref) for row in rows}
@@ -131,7 +111,7 @@ def rows_json(agent: Agent, rows: list[Row]) -> list[dict[str, Any]]:
     present = set(
         Ref.objects.filter(agent=agent, name__in=names).order_by().values_list("name", flat=True)
     )
-    out = []
+    out: list[RowItem] = []
     for row in rows:
         ref = refs[row.pk]
         if ref and ref["name"]:
@@ -226,14 +206,14 @@ def ref_url_name(name: str) -> str:
 AGENT_CANVASES = 25
 
 
-def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
+def agent_detail(agent: Agent, canvases_before: str = "") -> AgentDetail:
     """The agent page. Canvases newest first, a page at a time (a year of them is thousands)."""
     listed = Canvas.objects.filter(agent=agent).defer("text").order_by("-filename")
     if canvases_before:
         listed = listed.filter(filename__lt=canvases_before)
     page = list(listed[: AGENT_CANVASES + 1])
     canvases_more = page[AGENT_CANVASES - 1].filename if len(page) > AGENT_CANVASES else None
-    canvases = []
+    canvases: list[AgentCanvasItem] = []
     for canvas in page[:AGENT_CANVASES]:
         canvases.append(
             {
@@ -251,7 +231,7 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
                 "size": canvas.size,
             }
         )
-    sessions: list[dict[str, Any]] = [
+    sessions: list[AgentSessionItem] = [
         {
             "id": s.session_id,
             "file": s.relpath,
@@ -286,12 +266,12 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> dict[str, Any]:
 _NO_TIME = datetime.min.replace(tzinfo=UTC)
 
 
-def _last_activity(session: dict[str, Any]) -> datetime:
+def _last_activity(session: AgentSessionItem) -> datetime:
     """A session's last stamp as an instant (any offset); no usable stamp sorts oldest."""
     return parse_instant(session["last"]) or parse_instant(session["first"]) or _NO_TIME
 
 
-def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) -> dict[str, Any]:
+def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) -> SessionTimeline:
     """A session's timeline, a page at a time, keyset-paged by ``line_no`` (see ``_session_page``).
 
     The total of a filtered view is counted on its first page (and old ``?page=`` links) only:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode
 
@@ -16,10 +16,10 @@ register = template.Library()
 
 @register.simple_tag
 def row_list(
-    rows: list[dict[str, Any]],
+    rows: list[Mapping[str, Any]],
     agent_slug: str,
     show_node: bool,
-    row_extra: Callable[[dict[str, Any]], SafeString] | None = None,
+    row_extra: Callable[[Mapping[str, Any]], SafeString] | None = None,
 ) -> SafeString:
     """``row_extra``: markup another app adds to each row (an unset variable is "": none)."""
     extra = row_extra if callable(row_extra) else None

@@ -10,8 +10,8 @@ from django.test import Client
 
 from intake.ingest import ingest_path
 from sessions.home_selectors import HomePage, JobItem
-from sessions.models import Canvas, IngestJob
-from sessions.selectors import AgentSummary, Compression
+from sessions.models import Agent, Canvas, IngestJob
+from sessions.page_types import AgentSummary, Compression
 
 pytestmark = pytest.mark.django_db
 
@@ -77,3 +77,33 @@ def test_the_canvas_page_json_is_its_typed_context(fixtures_root: Path) -> None:
             (page.get("marked_lines", []), MarkedLine),
         ):
             assert all(_shape(item, typed) == [] for item in items), (page["file"], typed)
+
+
+def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root: Path) -> None:
+    from browse.selectors import AgentPage, SessionPage
+    from sessions.page_types import (
+        AgentCanvasItem,
+        AgentSessionItem,
+        RowItem,
+        SessionItem,
+        UnplacedByKind,
+    )
+
+    for root in ("fixture-a-upstream", "fixture-b-wild", "fixture-c-enhanced"):
+        ingest_path(fixtures_root / root)
+    seen_rows = 0
+    for agent in Agent.objects.all():
+        page = Client().get(f"/a/{agent.slug}/?format=json").json()
+        assert _shape(page, AgentPage) == [], agent.slug
+        assert _shape(page["agent"], AgentSummary) == []
+        assert _shape(page["unplaced_by_kind"], UnplacedByKind) == []
+        assert all(_shape(c, AgentCanvasItem) == [] for c in page["canvases"])
+        assert all(_shape(r, RowItem) == [] for r in page["unplaced"])
+        for listed in page["sessions"]:
+            assert _shape(listed, AgentSessionItem) == []
+            timeline = Client().get(f"/a/{agent.slug}/s/{listed['id']}/?format=json").json()
+            assert _shape(timeline, SessionPage) == [], listed["id"]
+            assert _shape(timeline["session"], SessionItem) == []
+            assert all(_shape(r, RowItem) == [] for r in timeline["rows"])
+            seen_rows += len(timeline["rows"])
+    assert seen_rows > 20  # the shapes were checked on real rows, not on empty lists

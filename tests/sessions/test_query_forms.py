@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bs4 import BeautifulSoup
@@ -130,9 +132,9 @@ def shape(html: str) -> list[tuple]:
     ]
 
 
-def hostile(rows: list[dict]) -> list[dict]:
+def hostile(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The same rows with every branch of the list taken at least once, and markup in values."""
-    out = [dict(r, ref=dict(r["ref"]) if r["ref"] else None) for r in (rows * 12)[:12]]
+    out = [dict(r, ref=dict(r["ref"]) if r["ref"] else None) for r in (list(rows) * 12)[:12]]
     assert len(out) == 12
     out[0].update(offloaded="deleted", score=None)
     out[1].update(node_id="wait", offloaded="true", score=2.5)
@@ -154,7 +156,7 @@ def test_row_list_is_the_template_markup(
 ) -> None:
     request.getfixturevalue(data)
     template = engines["django"].from_string(TEMPLATE_ROWS)
-    cases = []
+    cases: list[tuple[Agent, Sequence[Mapping[str, Any]]]] = []
     for agent in Agent.objects.all():
         for session in AgentSession.objects.filter(agent=agent):
             cases.append((agent, session_rows(agent, session, {})["rows"]))

@@ -1,0 +1,123 @@
+"""The typed contexts of the index's pages: what `sessions/selectors.py` builds, the pages
+render and `?format=json` returns, key for key (tests/sessions/test_json_shapes.py)."""
+
+# No `from __future__ import annotations`: a NotRequired key must be seen at run time.
+from datetime import datetime
+from typing import Any, TypedDict
+
+
+class Compression(TypedDict):
+    """How much smaller each memory layer is than the one below (None: nothing to compare)."""
+
+    refs_to_summaries: float | None
+    summaries_to_canvas: float | None
+    refs_to_canvas: float | None
+
+
+class AgentSummary(TypedDict):
+    """An agent as the home page lists it (and `/?format=json` answers it)."""
+
+    slug: str
+    name: str
+    path: str
+    variant: str
+    sessions: int
+    canvases: int
+    rows: int
+    unmapped_rows: int
+    problems: int
+    refs: int
+    refs_bytes: int
+    summary_bytes: int
+    canvas_bytes: int
+    compression: Compression
+    active_canvas: str | None
+    ingested_at: datetime | None
+
+
+class RowItem(TypedDict):
+    """An offload row as the timeline, the node panel and the unplaced list show it."""
+
+    id: int
+    session: str
+    line_no: int
+    tool_call_id: str
+    tool_call: str
+    summary: str
+    score: float | None
+    node_id: str | None
+    offloaded: str | None
+    timestamp: str
+    result_ref: str | None
+    ref: dict[str, Any] | None  # where the ref file is, and whether it is indexed
+    extra: dict[str, Any]
+
+
+class SessionItem(TypedDict):
+    id: str
+    file: str
+    session_key: str | None
+    rows: int
+    problems: list[Any]
+
+
+class SessionTimeline(TypedDict):
+    """A session's timeline, a page at a time (docs/architecture.md: "A session's timeline")."""
+
+    agent: str
+    session: SessionItem
+    filters: dict[str, str]
+    page: int | None
+    pages: int | None
+    count: int | None
+    before: int | None
+    after: int | None
+    rows: list[RowItem]
+
+
+class AgentCanvasItem(TypedDict):
+    file: str
+    number: int | None
+    label: str
+    task_goal: str
+    progress: int | None
+    status_counts: dict[str, int]
+    nodes: int
+    updated: str
+    active: bool
+    has_errors: bool
+    problems: int
+    size: int
+
+
+class AgentSessionItem(TypedDict):
+    id: str
+    file: str
+    session_key: str | None
+    rows: int
+    problems: list[Any]
+    first: str
+    last: str
+
+
+class UnplacedByKind(TypedDict):
+    null: int
+    wait: int
+    dangling: int
+
+
+class AgentDetail(TypedDict):
+    agent: AgentSummary
+    state: dict[str, Any]
+    registry_error: str | None
+    refused_links: list[str]
+    canvases: list[AgentCanvasItem]  # newest first, a page at a time
+    canvases_more: str | None
+    sessions: list[AgentSessionItem]
+    unplaced_rows: int
+    unplaced_by_kind: UnplacedByKind
+
+
+class UnplacedPage(TypedDict):
+    unplaced: list[RowItem]
+    unplaced_more: str | None
