@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any
 
 from django.http import Http404
+from django.urls import reverse
 
 from canvases import drawing
 from canvases.history import node_changes
 from canvases.mermaid import content_hash, render_body
+from canvases.page_types import ComparePage, VersionRef
 from sessions.models import Agent, Canvas
 
 CURRENT = "current"
 
 
-def version_text(canvas: Canvas, ref: str) -> tuple[str, dict[str, Any]]:
+def version_text(canvas: Canvas, ref: str) -> tuple[str, VersionRef]:
     """The text of revision ``ref`` (its after-text) or of the index now (``current``)."""
     if ref == CURRENT:
-        return canvas.text, {"ref": CURRENT, "label": "now", "created_at": None, "author": None}
+        now: VersionRef = {
+            "ref": CURRENT,
+            "label": "now",
+            "created_at": None,
+            "author": None,
+            "hash": content_hash(canvas.text),
+        }
+        return canvas.text, now
     try:
         number = int(ref)
     except ValueError as exc:
@@ -32,10 +40,13 @@ def version_text(canvas: Canvas, ref: str) -> tuple[str, dict[str, Any]]:
         "created_at": revision.created_at,
         "author": revision.author,
         "op": revision.op,
+        "hash": content_hash(revision.after_text),
     }
 
 
-def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
+def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> ComparePage:
+    """Versions ``a`` and ``b`` (revision numbers or ``current``) side by side: their texts,
+    drawings, node changes and diff, and the "branch here" form of each side."""
     before, a_info = version_text(canvas, a)
     after, b_info = version_text(canvas, b)
     diff = "".join(
@@ -52,8 +63,8 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
     return {
         "agent": agent.slug,
         "file": canvas.filename,
-        "a": {**a_info, "hash": content_hash(before)},
-        "b": {**b_info, "hash": content_hash(after)},
+        "a": a_info,
+        "b": b_info,
         "choices": [CURRENT, *(str(n) for n in canvas.revisions.values_list("number", flat=True))],
         "changes": node_changes(before, after),
         "diff": diff,
@@ -65,6 +76,12 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> dict[str, Any]:
         "b_scene": drawing.scene(b_render),
         "a_mermaid": drawing.mermaid_text(before),
         "b_mermaid": drawing.mermaid_text(after),
+        # "branch here" from either side: POST file (+ revision; none: the text now) to this URL
+        "branch_url": reverse("agent-branch", args=[agent.slug]),
+        "sides": [
+            {"label": side["label"], "revision": None if side["ref"] == CURRENT else int(side["ref"])}
+            for side in ([a_info, b_info] if a != b else [a_info])
+        ],
     }
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from canvases.compare import CURRENT, compare
@@ -24,10 +23,4 @@ def compare_page(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
     a = request.GET.get("a") or (str(first) if first else CURRENT)
     b = request.GET.get("b") or CURRENT
     data = compare(obj, canvas_obj, a, b)
-    # "branch here" from either side: POST file (+ revision; none: the text now) to this URL
-    data["branch_url"] = reverse("agent-branch", args=[agent])
-    data["sides"] = [
-        {"label": side["label"], "revision": None if side["ref"] == CURRENT else int(side["ref"])}
-        for side in ([data["a"], data["b"]] if a != b else [data["a"]])
-    ]
     return render_page(request, "canvases/compare.html", data, extra=_branch_extra(request, obj))

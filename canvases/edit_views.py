@@ -208,7 +208,6 @@ def history_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespo
     obj = agent_get(agent)
     canvas_obj = selectors.canvas_get(obj, canvas)
     data = history.revision_list(obj, canvas_obj)
-    data["branch_url"] = reverse("agent-branch", args=[agent])  # POST file + revision
     return render_page(request, "canvases/history.html", data, extra=_branch_extra(request, obj))
 
 

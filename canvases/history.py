@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import difflib
-from typing import Any
 
 from django.db.models import QuerySet
 from django.http import Http404
+from django.urls import reverse
 
 from canvases import drawing
 from canvases.dropped import dropped_edits, reapply_params  # noqa: F401 - history.* callers
@@ -14,6 +14,7 @@ from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.mermaid import render_body
 from canvases.models import Revision
+from canvases.page_types import HistoryPage, NodeChanges, RevisionItem, RevisionPage
 from sessions.models import Agent, Canvas
 
 # Not steps of the undo stack: undo/redo themselves, resume (which changes state.json), and
@@ -66,7 +67,7 @@ def redo_target(canvas: Canvas) -> Revision | None:
     return None
 
 
-def _revision_summary(revision: Revision) -> dict[str, Any]:
+def _revision_summary(revision: Revision) -> RevisionItem:
     return {
         "number": revision.number,
         "author": revision.author,
@@ -82,16 +83,17 @@ def _revision_summary(revision: Revision) -> dict[str, Any]:
     }
 
 
-def revision_list(agent: Agent, canvas: Canvas) -> dict[str, Any]:
+def revision_list(agent: Agent, canvas: Canvas) -> HistoryPage:
     return {
         "agent": agent.slug,
         "file": canvas.filename,
         "content_hash": canvas.content_hash,
         "revisions": [_revision_summary(r) for r in canvas.revisions.order_by("-number")[:500]],
+        "branch_url": reverse("agent-branch", args=[agent.slug]),
     }
 
 
-def node_changes(before: str, after: str) -> dict[str, list[str]]:
+def node_changes(before: str, after: str) -> NodeChanges:
     """Node ids added, removed and changed (label, shape or group) between two texts."""
     old, new = parsed(before) if before else None, parsed(after)
     old_nodes = old.nodes if old else {}
@@ -107,7 +109,7 @@ def node_changes(before: str, after: str) -> dict[str, list[str]]:
     return {"added": added, "removed": removed, "changed": changed}
 
 
-def revision_detail(agent: Agent, canvas: Canvas, number: int) -> dict[str, Any]:
+def revision_detail(agent: Agent, canvas: Canvas, number: int) -> RevisionPage:
     revision = canvas.revisions.filter(number=number).first()
     if revision is None:
         raise Http404(f"no revision {number} of {canvas.filename}")

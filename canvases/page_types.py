@@ -4,6 +4,7 @@ shows; mypy checks every key a view or selector reads or writes)."""
 
 # No `from __future__ import annotations` here: the keys' NotRequired must be seen at run time
 # (__optional_keys__), which string annotations hide on Python 3.11.
+from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
 
@@ -96,3 +97,86 @@ class CanvasPage(TypedDict):
     editor: EditorState
     marked_lines: NotRequired[list[MarkedLine]]  # a broken text only
     render_body: NotRequired[str]  # the render-ready text: the JSON twin and export only
+
+
+class RevisionItem(TypedDict):
+    """One change of a canvas as the history, revision and compare pages show it."""
+
+    number: int
+    author: str  # a user name, or "agent" for a rewrite seen on disk
+    created_at: datetime
+    op: str
+    params: dict[str, Any]
+    before_hash: str
+    after_hash: str
+    undone: bool
+    rows_changed: int
+    node_map: dict[str, str]  # node id -> the node its rows went to (merge, prune)
+    mark_deleted: list[str]
+
+
+class NodeChanges(TypedDict):
+    added: list[str]
+    removed: list[str]
+    changed: list[str]  # label, shape or group
+
+
+class HistoryPage(TypedDict):
+    agent: str
+    file: str
+    content_hash: str
+    revisions: list[RevisionItem]  # newest first, the last 500
+    branch_url: str  # POST file + revision: a branch from that version
+
+
+class RevisionPage(TypedDict):
+    agent: str
+    file: str
+    content_hash: str
+    revision: RevisionItem
+    diff: str
+    changes: NodeChanges
+    remaps: dict[str, Any]
+    before_text: str
+    after_text: str
+    before_render: str
+    after_render: str
+    before_scene: dict[str, Any]
+    after_scene: dict[str, Any]
+    before_mermaid: dict[str, str]
+    after_mermaid: dict[str, str]
+    is_current: bool  # the canvas is this revision's text now
+
+
+class VersionRef(TypedDict):
+    ref: str  # a revision number, or "current"
+    label: str
+    created_at: datetime | None
+    author: str | None
+    op: NotRequired[str]  # a revision's only
+    hash: str
+
+
+class CompareSide(TypedDict):
+    label: str
+    revision: int | None  # None: the text now
+
+
+class ComparePage(TypedDict):
+    agent: str
+    file: str
+    a: VersionRef
+    b: VersionRef
+    choices: list[str]
+    changes: NodeChanges
+    diff: str
+    a_text: str
+    b_text: str
+    a_render: str
+    b_render: str
+    a_scene: dict[str, Any]
+    b_scene: dict[str, Any]
+    a_mermaid: dict[str, str]
+    b_mermaid: dict[str, str]
+    branch_url: str  # "branch here" from either side
+    sides: list[CompareSide]

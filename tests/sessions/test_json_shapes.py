@@ -107,3 +107,39 @@ def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root
             assert all(_shape(r, RowItem) == [] for r in timeline["rows"])
             seen_rows += len(timeline["rows"])
     assert seen_rows > 20  # the shapes were checked on real rows, not on empty lists
+
+
+def test_history_revision_and_compare_json_are_their_typed_contexts(
+    fixtures_root: Path, django_user_model
+) -> None:
+    from canvases import services
+    from canvases.page_types import (
+        ComparePage,
+        CompareSide,
+        HistoryPage,
+        NodeChanges,
+        RevisionItem,
+        RevisionPage,
+        VersionRef,
+    )
+
+    ingest_path(fixtures_root / "fixture-a-upstream")
+    canvas = Canvas.objects.get(filename="002-migrate-orders-api.mmd")
+    number = services.canvas_apply_edit(
+        canvas=canvas,
+        op="set_status",
+        params={"node": "002-N4", "status": "done"},
+        base_hash=canvas.content_hash,
+        user=django_user_model.objects.create_user("ann", password="pw"),
+    ).revision.number
+    base = f"/a/{canvas.agent.slug}/c/{canvas.filename}"
+    history = Client().get(f"{base}/history/?format=json").json()
+    assert _shape(history, HistoryPage) == [] and history["revisions"]
+    assert all(_shape(r, RevisionItem) == [] for r in history["revisions"])
+    revision = Client().get(f"{base}/history/{number}/?format=json").json()
+    assert _shape(revision, RevisionPage) == [] and _shape(revision["revision"], RevisionItem) == []
+    assert _shape(revision["changes"], NodeChanges) == [] and revision["changes"]["changed"]
+    compared = Client().get(f"{base}/compare/?a={number}&b=current&format=json").json()
+    assert _shape(compared, ComparePage) == []
+    assert _shape(compared["a"], VersionRef) == [] and _shape(compared["b"], VersionRef) == []
+    assert [_shape(s, CompareSide) for s in compared["sides"]] == [[], []]
