@@ -21,9 +21,9 @@ from canvases import liveness
 from canvases.node_removal import node_removal
 from canvases.selectors import canvas_get
 from debugging import debug_selectors as ds
+from debugging import replay_page as replay_pages
 from debugging.diagnosis_labels import titled
 from debugging.ledger_selectors import agent_ledger, session_ledger, session_ledger_with_badges
-from debugging.replay import RECONSTRUCTED, REVISION
 from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
 from sessions.instants import iso, parse_instant
@@ -31,97 +31,30 @@ from sessions.memory.row_fields import drawn_as
 from sessions.models import Agent, AgentSession, CanvasNode
 from sessions.selectors import agent_get
 
-FRAME_PAGE = 500
-PAYLOAD_TEXT = 200  # characters of each row's tool call / summary sent to the replay page
-
 
 def _session(agent: str, session: str) -> tuple[Agent, AgentSession]:
     obj = agent_get(agent)
     return obj, get_object_or_404(AgentSession, agent=obj, session_id=session)
 
 
-def _int(value: str | None, default: int, low: int = 0, high: int = 10**9) -> int:
-    try:
-        return min(high, max(low, int(value or default)))
-    except ValueError:
-        return default
-
-
 @require_GET
 def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj, sess = _session(agent, session)
-    replay = ds.replay_for(obj, sess)
-    at_text = request.GET.get("at", "")
-    at = parse_instant(at_text)
-    if at_text and at is None:
-        message = f"at={at_text!r} is not an ISO 8601 instant"
-        if wants_json(request):
-            return json_response({"error": message}, status=400)
-        return HttpResponseBadRequest(message, content_type="text/plain; charset=utf-8")
-    index = replay.index_at(at) if at is not None else len(replay) - 1 if len(replay) else 0
-    row = request.GET.get("row")
-    if row and at is None:  # evidence links point at a row by its line number
-        line = _int(row, 0)
-        index = next((i for i, r in enumerate(replay.rows) if r.line_no >= line), index)
-    offset = _int(request.GET.get("offset"), 0)
-    limit = _int(request.GET.get("limit"), FRAME_PAGE, 1, 5000)
-    end = min(len(replay), offset + limit)
-    sources = {
-        s: sum(1 for i in replay.scene_of if i is not None and replay.scenes[i].source == s)
-        for s in (REVISION, RECONSTRUCTED)
-    }
-    data: dict[str, Any] = {
-        "agent": obj.slug,
-        "session": sess.session_id,
-        "frames_total": len(replay),
-        "at": iso(at),
-        "index": index,
-        "before_start": bool(at and replay.sorted_times and at < replay.sorted_times[0]),
-        "frame": replay.frame(index) if len(replay) else None,
-        "sources": sources,
-        "offset": offset,
-        "frames": [replay.frame(i) for i in range(offset, end)],
-        "next_offset": end if end < len(replay) else None,
-        # "branch from this instant": POST session + row (a frame's line number) to this URL
-        "branch_url": reverse("agent-branch", args=[obj.slug]),
-        "badges": ds.session_badges(obj, sess),
-    }
-    if wants_json(request):
+    json_twin = wants_json(request)
+    try:
+        data = replay_pages.replay_page(obj, sess, request.GET, frames_paged=json_twin)
+    except replay_pages.BadInstant as exc:
+        if json_twin:
+            return json_response({"error": str(exc)}, status=400)
+        return HttpResponseBadRequest(str(exc), content_type="text/plain; charset=utf-8")
+    if json_twin:
         return json_response(data)
-    payload = {
-        "index": index,
-        "frames": {
-            "t": [iso(t) for t in replay.times],
-            "known": [r.time is not None for r in replay.rows],
-            "scene": replay.scene_of,
-            "active": replay.active,
-        },
-        "rows": [
-            [
-                r.id,
-                r.line_no,
-                r.time_text,
-                r.node_id,
-                r.tool_call[:PAYLOAD_TEXT],
-                r.summary[:PAYLOAD_TEXT],
-            ]
-            for r in replay.rows
-        ],
-        "scenes": [s.as_json() for s in replay.scenes],
-        "canvas_url": reverse("canvas", args=[obj.slug, "__FILE__"]),
-        "session_url": reverse("session", args=[obj.slug, sess.session_id]),
+    extra = {
+        "payload": replay_pages.replay_payload(obj, sess, data["index"]),
+        "live": liveness.agent_live(obj).as_json(),  # the branch form's confirmation
+        "report_url": reverse("session-report", args=[obj.slug, sess.session_id]),
     }
-    data["frames"] = []  # the page gets every frame in `payload`; the JSON twin pages them
-    return render_page(
-        request,
-        "debugging/replay.html",
-        data,
-        extra={
-            "payload": payload,
-            "live": liveness.agent_live(obj).as_json(),  # the branch form's confirmation
-            "report_url": reverse("session-report", args=[obj.slug, sess.session_id]),
-        },
-    )
+    return render_page(request, "debugging/replay.html", data, extra=extra)
 
 
 @require_GET

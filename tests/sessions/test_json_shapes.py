@@ -81,6 +81,7 @@ def test_the_canvas_page_json_is_its_typed_context(fixtures_root: Path) -> None:
 
 def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root: Path) -> None:
     from browse.selectors import AgentPage, SessionPage
+    from debugging.replay_page import ReplayPage
     from sessions.page_types import (
         AgentCanvasItem,
         AgentSessionItem,
@@ -106,6 +107,8 @@ def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root
             assert _shape(timeline["session"], SessionItem) == []
             assert all(_shape(r, RowItem) == [] for r in timeline["rows"])
             seen_rows += len(timeline["rows"])
+            replay = Client().get(f"/a/{agent.slug}/s/{listed['id']}/replay/?format=json")
+            assert _shape(replay.json(), ReplayPage) == [], listed["id"]
     assert seen_rows > 20  # the shapes were checked on real rows, not on empty lists
 
 

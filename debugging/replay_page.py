@@ -1,0 +1,110 @@
+"""The replay page's context: which frame a request asks for (`?at=`, `?row=`), a page of frames
+for the JSON twin, and the compact payload the page's script steps through."""
+
+# No `from __future__ import annotations`: TypedDict keys are read at run time (tests).
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
+from django.urls import reverse
+
+from debugging import debug_selectors as ds
+from debugging.replay import RECONSTRUCTED, REVISION
+from sessions.instants import iso, parse_instant
+from sessions.models import Agent, AgentSession
+
+FRAME_PAGE = 500
+PAYLOAD_TEXT = 200  # characters of each row's tool call / summary sent to the replay page
+
+
+class ReplayPage(TypedDict):
+    agent: str
+    session: str
+    frames_total: int
+    at: str | None  # the instant asked for (`?at=`), normalised
+    index: int  # the frame shown: the last one at or before `at`, or the row asked for
+    before_start: bool  # `at` is before the session's first stamp
+    frame: dict[str, Any] | None
+    sources: dict[str, int]  # frames drawn from a recorded revision / reconstructed
+    offset: int
+    frames: list[dict[str, Any]]  # the JSON twin's page of frames (the page has them all)
+    next_offset: int | None
+    branch_url: str  # "branch from this instant": POST session + row (a frame's line number)
+    badges: list[dict[str, Any]]
+
+
+class BadInstant(ValueError):
+    """`?at=` is not an ISO 8601 instant."""
+
+
+def bounded_int(value: str | None, default: int, low: int = 0, high: int = 10**9) -> int:
+    try:
+        return min(high, max(low, int(value or default)))
+    except ValueError:
+        return default
+
+
+def replay_page(
+    agent: Agent, session: AgentSession, params: Mapping[str, str], *, frames_paged: bool
+) -> ReplayPage:
+    """The replay of ``session`` at the frame ``params`` ask for; ``frames_paged``: the JSON twin
+    (a page of frames), else the page (its script gets every frame from ``replay_payload``)."""
+    replay = ds.replay_for(agent, session)
+    at_text = params.get("at", "")
+    at = parse_instant(at_text)
+    if at_text and at is None:
+        raise BadInstant(f"at={at_text!r} is not an ISO 8601 instant")
+    index = replay.index_at(at) if at is not None else len(replay) - 1 if len(replay) else 0
+    row = params.get("row")
+    if row and at is None:  # evidence links point at a row by its line number
+        line = bounded_int(row, 0)
+        index = next((i for i, r in enumerate(replay.rows) if r.line_no >= line), index)
+    offset = bounded_int(params.get("offset"), 0)
+    limit = bounded_int(params.get("limit"), FRAME_PAGE, 1, 5000)
+    end = min(len(replay), offset + limit)
+    sources = {
+        s: sum(1 for i in replay.scene_of if i is not None and replay.scenes[i].source == s)
+        for s in (REVISION, RECONSTRUCTED)
+    }
+    return {
+        "agent": agent.slug,
+        "session": session.session_id,
+        "frames_total": len(replay),
+        "at": iso(at),
+        "index": index,
+        "before_start": bool(at and replay.sorted_times and at < replay.sorted_times[0]),
+        "frame": replay.frame(index) if len(replay) else None,
+        "sources": sources,
+        "offset": offset,
+        "frames": [replay.frame(i) for i in range(offset, end)] if frames_paged else [],
+        "next_offset": end if end < len(replay) else None,
+        "branch_url": reverse("agent-branch", args=[agent.slug]),
+        "badges": ds.session_badges(agent, session),
+    }
+
+
+def replay_payload(agent: Agent, session: AgentSession, index: int) -> dict[str, Any]:
+    """Every frame, compactly, for the page's script (times, rows cut to PAYLOAD_TEXT, scenes)."""
+    replay = ds.replay_for(agent, session)
+    return {
+        "index": index,
+        "frames": {
+            "t": [iso(t) for t in replay.times],
+            "known": [r.time is not None for r in replay.rows],
+            "scene": replay.scene_of,
+            "active": replay.active,
+        },
+        "rows": [
+            [
+                r.id,
+                r.line_no,
+                r.time_text,
+                r.node_id,
+                r.tool_call[:PAYLOAD_TEXT],
+                r.summary[:PAYLOAD_TEXT],
+            ]
+            for r in replay.rows
+        ],
+        "scenes": [s.as_json() for s in replay.scenes],
+        "canvas_url": reverse("canvas", args=[agent.slug, "__FILE__"]),
+        "session_url": reverse("session", args=[agent.slug, session.session_id]),
+    }
