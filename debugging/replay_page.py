@@ -3,7 +3,7 @@ for the JSON twin, and the compact payload the page's script steps through."""
 
 # No `from __future__ import annotations`: TypedDict keys are read at run time (tests).
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from django.urls import reverse
 
@@ -29,7 +29,10 @@ class ReplayPage(TypedDict):
     frames: list[dict[str, Any]]  # the JSON twin's page of frames (the page has them all)
     next_offset: int | None
     branch_url: str  # "branch from this instant": POST session + row (a frame's line number)
-    badges: list[dict[str, Any]]
+    # The page's debug nav only: the JSON twin is the stepping API (`?at=` per frame), and the
+    # findings cost a diagnosis per content change (~200 ms at 2,000 rows) that a step should not
+    # pay; a script reads them from the session's diagnostics.
+    badges: NotRequired[list[dict[str, Any]]]
 
 
 class BadInstant(ValueError):
@@ -65,7 +68,7 @@ def replay_page(
         s: sum(1 for i in replay.scene_of if i is not None and replay.scenes[i].source == s)
         for s in (REVISION, RECONSTRUCTED)
     }
-    return {
+    page: ReplayPage = {
         "agent": agent.slug,
         "session": session.session_id,
         "frames_total": len(replay),
@@ -78,8 +81,10 @@ def replay_page(
         "frames": [replay.frame(i) for i in range(offset, end)] if frames_paged else [],
         "next_offset": end if end < len(replay) else None,
         "branch_url": reverse("agent-branch", args=[agent.slug]),
-        "badges": ds.session_badges(agent, session),
     }
+    if not frames_paged:
+        page["badges"] = ds.session_badges(agent, session)
+    return page
 
 
 def replay_payload(agent: Agent, session: AgentSession, index: int) -> dict[str, Any]:
