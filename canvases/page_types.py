@@ -97,6 +97,9 @@ class CanvasPage(TypedDict):
     editor: EditorState
     marked_lines: NotRequired[list[MarkedLine]]  # a broken text only
     render_body: NotRequired[str]  # the render-ready text: the JSON twin and export only
+    # Findings other apps show on the page (canvases/page_extras.py): the page and its JSON, not
+    # an edit's answer (the badges are outside the regions an edit redraws)
+    badges: NotRequired[list[dict[str, Any]]]
 
 
 class RevisionItem(TypedDict):

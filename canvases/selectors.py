@@ -18,7 +18,7 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
-from canvases import budget, drawing, history, landing, lineage, liveness, reverts
+from canvases import budget, drawing, history, landing, lineage, liveness, page_extras, reverts
 from canvases.canvas_scene import OVERVIEW_NODES
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
@@ -108,7 +108,12 @@ def parse_collapsed(raw: str | None, doc: ParsedCanvas) -> list[str]:
 
 
 def canvas_detail(
-    agent: Agent, canvas: Canvas, collapsed_param: str | None, *, with_render_body: bool = False
+    agent: Agent,
+    canvas: Canvas,
+    collapsed_param: str | None,
+    *,
+    with_render_body: bool = False,
+    with_badges: bool = False,
 ) -> CanvasPage:
     """A canvas as its page, its htmx answers and its JSON twin show it: the page draws
     ``scene``; ``editor`` is what the editing UI needs. ``render_body`` (the render-ready
@@ -171,6 +176,8 @@ def canvas_detail(
     }
     if canvas.has_errors:  # the broken-canvas view: each line with the problems found on it
         detail["marked_lines"] = drawing.marked_lines(canvas.text, canvas.problems)
+    if with_badges:
+        detail["badges"] = page_extras.canvas_badges(agent, canvas)
     if with_render_body:
         detail["render_body"] = render_body(canvas.text, collapse=collapsed, doc=doc)
     return detail

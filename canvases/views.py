@@ -102,12 +102,18 @@ def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespon
     canvas_obj = selectors.canvas_get(obj, canvas)
     if (big := too_large_answer(request, obj, canvas_obj)) is not None:
         return big
+    partial = CANVAS_PARTIALS.get(request.htmx.target or "") if request.htmx else None
+    if wants_json(request) or (request.htmx and request.htmx.history_restore_request):
+        partial = None
     data = selectors.canvas_detail(
-        obj, canvas_obj, request.GET.get("collapsed"), with_render_body=wants_json(request)
+        obj,
+        canvas_obj,
+        request.GET.get("collapsed"),
+        with_render_body=wants_json(request),
+        with_badges=partial is None,  # the whole page or its JSON (a partial has no badges)
     )
     extra = {"node_items": node_list_items(data, editable=request.user.is_authenticated)}
-    partial = CANVAS_PARTIALS.get(request.htmx.target or "") if request.htmx else None
-    if partial and not wants_json(request) and not request.htmx.history_restore_request:
+    if partial:
         return render(request, partial, {**data, **extra})
     return render_page(request, "canvases/canvas.html", data, extra=extra)
 

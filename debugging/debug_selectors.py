@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection
+from django.urls import reverse
 from django.utils import timezone
 
 from canvases.mermaid import parse
@@ -299,6 +300,11 @@ def session_badges(agent: Agent, session: AgentSession) -> list[dict[str, Any]]:
     return titled([f.as_json() for f in session_findings(agent, session) if f.count])
 
 
-def canvas_badges(agent: Agent, canvas: Canvas) -> list[dict[str, Any]]:
-    """The badges of a canvas page: its budget and stuck-node findings, titled."""
-    return titled(findings_json(canvas_findings(agent, canvas)))
+def canvas_badge_links(agent: Agent, canvas: Canvas) -> list[dict[str, Any]]:
+    """The badges of a canvas page: its budget and stuck-node findings, titled, each linked to
+    the agent's diagnostics (canvases/page_extras.py asks for them)."""
+    base = reverse("agent-diagnostics", args=[agent.slug])
+    return [
+        {**f, "href": f"{base}#{f['kind']}"}
+        for f in titled(findings_json(canvas_findings(agent, canvas)))
+    ]

@@ -19,7 +19,6 @@ from django.views.decorators.http import require_GET
 
 from canvases import liveness
 from canvases.node_removal import node_removal
-from canvases.selectors import canvas_get
 from debugging import debug_selectors as ds
 from debugging import replay_page as replay_pages
 from debugging.diagnosis_labels import titled
@@ -89,16 +88,6 @@ def agent_session_badges(request: HttpRequest, agent: str) -> HttpResponse:
     ]
     data = {"agent": obj.slug, "badges": badges}
     return render(request, "debugging/_session_badges_oob.html", data)
-
-
-@require_GET
-def canvas_badges(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
-    """A canvas page's badges, asked for once the page is shown: the canvas app draws the
-    page and knows nothing of diagnostics."""
-    obj = agent_get(agent)
-    canvas_obj = canvas_get(obj, canvas)
-    data = {"agent": obj.slug, "session": None, "findings": ds.canvas_badges(obj, canvas_obj)}
-    return render(request, "debugging/_badges.html", data)
 
 
 @require_GET

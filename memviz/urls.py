@@ -52,9 +52,6 @@ urlpatterns += [
     path("sessions/", debug_views.sessions_list, name="sessions-list"),
     path("a/<str:agent>/diagnostics/", debug_views.agent_diagnostics_page, name="agent-diagnostics"),
     path("a/<str:agent>/badges/", debug_views.agent_session_badges, name="agent-session-badges"),
-    path(
-        "a/<str:agent>/c/<str:canvas>/badges/", debug_views.canvas_badges, name="canvas-badges"
-    ),
     path("a/<str:agent>/ledger/", debug_views.agent_ledger_page, name="agent-ledger"),
     # ?id=<node id>: an id is never a path segment, so `../../admin/` cannot leave the agent
     path("a/<str:agent>/node/", debug_views.node_locate, name="node-locate"),

@@ -54,7 +54,6 @@ AGENT_PAGES = SESSION_PAGES | {
     "node",
     "canvas-raw",
     "canvas-mermaid-text",
-    "canvas-badges",
     "canvas-history",
     "canvas-revision",
     "canvas-preview",

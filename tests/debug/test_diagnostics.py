@@ -92,13 +92,15 @@ def test_agent_rollup_sums_sessions_and_badges_show_on_shared_pages(root: Path) 
     bad_slot = one(bad_row, "span[id]")
     (bad,) = badges.select(f"#{bad_slot['id']}")
     assert bad.select(".diag-badges .badge[data-diagnosis='loop']")
-    # The canvas page (drawn by the canvas app, which knows nothing of diagnostics) asks for
-    # its badges once shown.
-    canvas_page = BeautifulSoup(
-        Client().get("/a/troubled/c/001-fix-tests.mmd/").content, "html.parser"
-    )
-    (loader,) = canvas_page.select("[hx-get$='/badges/'][hx-trigger='load']")
-    canvas = BeautifulSoup(Client().get(attr(loader, "hx-get")).content, "html.parser")
+    # The canvas page (drawn by the canvas app, which knows nothing of diagnostics) shows the
+    # badges debugging provides (canvases/page_extras.py), in the page and in its JSON.
+    canvas = BeautifulSoup(Client().get("/a/troubled/c/001-fix-tests.mmd/").content, "html.parser")
+    twin = Client().get("/a/troubled/c/001-fix-tests.mmd/", {"format": "json"}).json()
+    assert {b["kind"] for b in twin["badges"]} == {"over_budget", "stuck_node"}
+    assert {b["href"] for b in twin["badges"]} == {
+        "/a/troubled/diagnostics/#over_budget",
+        "/a/troubled/diagnostics/#stuck_node",
+    }
     assert {b["data-diagnosis"] for b in canvas.select(".diag-badges .badge")} == {
         "over_budget",
         "stuck_node",
