@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -175,15 +176,11 @@ def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, pag
     assert_ring_around(page, node)
     host = page.locator("#diagram .mermaid-host").bounding_box()
     x, y = host["x"] + host["width"] / 2, host["y"] + host["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    page.mouse.move(x - 90, y - 60, steps=4)
-    layers = page.evaluate(
-        "() => [document.querySelector('#diagram svg.mc').style.transform, document.querySelector('#diagram svg.mc-marks').style.transform]"
+    _, layers = drag_unpaused(
+        page, x, y, -90, -60, 4,
+        "[svg.style.transform, document.querySelector('#diagram svg.mc-marks').style.transform]",
     )
-    page.mouse.up()
     assert layers[0].startswith("matrix(") and layers[1] == layers[0]  # moved together
-    page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
     assert_ring_around(page, node)
     page.evaluate("memvizCanvas.view().zoomIn()")
     page.wait_for_timeout(300)
@@ -192,6 +189,39 @@ def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, pag
     assert page.locator("#diagram svg.mc-marks rect").count() == 0
     assert page.errors == []
 
+
+def drag_unpaused(
+    page, x: float, y: float, dx: float, dy: float, steps: int, read: str, before: str = "null"
+) -> tuple[Any, Any]:
+    """Drag from (x, y) by (dx, dy); return ``before`` (read just before the button goes down)
+    and ``read`` (while it is still down), JS expressions over ``svg``, the drawing's <svg>.
+
+    The view settles (redraws crisp) after 180 ms without motion (canvas-view.js
+    MOTION_IDLE_MS), held button or not: what a drag shows holds for moves that come faster
+    than that. On a loaded machine a pause between two of Playwright's steps once settled the
+    view mid-drag, so the page records the moves' times and a drag the machine paused is tried
+    again (from where the last one left the view)."""
+    page.evaluate(
+        """() => { if (window.testMoves) return; window.testMoves = [];
+        document.addEventListener('mousemove', () => testMoves.push(performance.now()), true); }"""
+    )
+    for _attempt in range(4):
+        page.mouse.move(x, y)
+        start = page.evaluate(
+            f"() => {{ testMoves = []; const svg = document.querySelector('#diagram svg.mc'); return {before}; }}"
+        )
+        page.mouse.down()
+        page.mouse.move(x + dx, y + dy, steps=steps)
+        seen = page.evaluate(
+            f"""() => {{ const svg = document.querySelector('#diagram svg.mc'), t = testMoves;
+            const gaps = [...t.slice(1).map((m, i) => m - t[i]), performance.now() - t[t.length - 1]];
+            return {{ read: {read}, paused: Math.max(...gaps) >= 150 }}; }}"""
+        )
+        page.mouse.up()
+        page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
+        if not seen["paused"]:
+            return start, seen["read"]
+    raise AssertionError("every drag was paused by the machine: nothing checked")
 
 def assert_ring_around(page, node: str) -> None:
     rings = page.locator("#diagram svg.mc-marks rect")
@@ -233,37 +263,18 @@ def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: 
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
     host = page.locator("#diagram .mermaid-host").bounding_box()
-    # a drag: while it lasts the <svg> moves as one layer and the drawing is not redrawn. The
-    # view settles (redraws crisp) after 180 ms without motion (canvas-view.js MOTION_IDLE_MS),
-    # held button or not, so the check holds for a drag whose moves come faster than that: on a
-    # loaded machine a pause between two of Playwright's steps once settled it mid-drag. The
-    # page records the moves' times; a drag the machine paused is tried again.
-    page.evaluate(
-        """() => { window.testMoves = [];
-        document.addEventListener('mousemove', () => testMoves.push(performance.now()), true); }"""
-    )
+    # a drag: while it lasts the <svg> moves as one layer and the drawing is not redrawn
     x, y = host["x"] + host["width"] / 2, host["y"] + host["height"] / 2
-    for _attempt in range(4):
-        content_before = page.get_attribute("#diagram svg.mc .mc-content", "transform")
-        pan_before = page.evaluate("memvizCanvas.view().state().pan")
-        page.mouse.move(x, y)
-        page.evaluate("() => { testMoves = []; }")
-        page.mouse.down()
-        page.mouse.move(x - 120, y - 80, steps=6)
-        moving = page.evaluate(
-            """() => { const svg = document.querySelector('#diagram svg.mc'), t = testMoves;
-            const gaps = [...t.slice(1).map((m, i) => m - t[i]), performance.now() - t[t.length - 1]];
-            return { cls: svg.classList.contains('moving'), css: svg.style.transform,
-                     content: svg.querySelector('.mc-content').getAttribute('transform'),
-                     paused: Math.max(...gaps) >= 150 }; }"""
-        )
-        page.mouse.up()
-        page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
-        if not moving["paused"]:
-            break
-    assert not moving["paused"], "every drag was paused by the machine: nothing checked"
+    before, moving = drag_unpaused(
+        page, x, y, -120, -80, 6,
+        """{ cls: svg.classList.contains('moving'), css: svg.style.transform,
+             content: svg.querySelector('.mc-content').getAttribute('transform') }""",
+        before="""{ content: svg.querySelector('.mc-content').getAttribute('transform'),
+                    pan: memvizCanvas.view().state().pan }""",
+    )
+    pan_before = before["pan"]
     assert moving["cls"] and moving["css"].startswith("matrix(")
-    assert moving["content"] == content_before
+    assert moving["content"] == before["content"]
     state = page.evaluate("memvizCanvas.view().state()")
     assert abs(state["pan"]["x"] - pan_before["x"] + 120) < 2 and abs(state["pan"]["y"] - pan_before["y"] + 80) < 2
     settled = page.evaluate(
