@@ -3,7 +3,7 @@ canvases' branches and reverted drops, from canvases) and the session page (its 
 from debugging). Each is built whole here, typed, and is also the page's JSON answer."""
 
 # No `from __future__ import annotations`: TypedDict keys are read at run time (tests).
-from typing import Any
+from typing import Any, NotRequired
 
 from canvases import lineage, reverts
 from debugging.debug_selectors import session_badges
@@ -18,7 +18,9 @@ class AgentPage(AgentDetail, UnplacedPage):
 
 
 class SessionPage(SessionTimeline):
-    badges: list[dict[str, Any]]  # the debug nav's findings (diagnostics cached per content)
+    # the debug nav's findings (diagnostics cached per content): the whole page and its JSON;
+    # a timeline page swapped in by htmx leaves the nav as it is and asks none
+    badges: NotRequired[list[dict[str, Any]]]
 
 
 def agent_page(agent: Agent, *, canvases_before: str = "", unplaced_after: str = "") -> AgentPage:
@@ -30,8 +32,10 @@ def agent_page(agent: Agent, *, canvases_before: str = "", unplaced_after: str =
     }
 
 
-def session_page(agent: Agent, session: AgentSession, params: dict[str, str]) -> SessionPage:
-    return {
-        **selectors.session_rows(agent, session, params),
-        "badges": session_badges(agent, session),
-    }
+def session_page(
+    agent: Agent, session: AgentSession, params: dict[str, str], *, with_badges: bool = True
+) -> SessionPage:
+    page: SessionPage = {**selectors.session_rows(agent, session, params)}
+    if with_badges:
+        page["badges"] = session_badges(agent, session)
+    return page

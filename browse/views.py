@@ -14,7 +14,7 @@ from django.views.decorators.http import require_GET
 
 from browse import selectors as page_contexts
 from canvases import liveness
-from memviz.pages import json_response, render_page, wants_json
+from memviz.pages import HtmxHttpRequest, json_response, render_page, wants_json
 from sessions import home_selectors, selectors
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
@@ -44,10 +44,13 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
 
 
 @require_GET
-def session_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
+def session_page(request: HtmxHttpRequest, agent: str, session: str) -> HttpResponse:
     obj = selectors.agent_get(agent)
     sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
-    data = page_contexts.session_page(obj, sess, request.GET.dict())
+    timeline_only = bool(request.htmx) and not request.htmx.history_restore_request
+    data = page_contexts.session_page(
+        obj, sess, request.GET.dict(), with_badges=wants_json(request) or not timeline_only
+    )
     return render_page(request, "agent_sessions/session.html", data, partial="timeline")
 
 

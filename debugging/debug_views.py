@@ -41,7 +41,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj, sess = _session(agent, session)
     json_twin = wants_json(request)
     try:
-        data = replay_pages.replay_page(obj, sess, request.GET, frames_paged=json_twin)
+        data, payload = replay_pages.replay_page(obj, sess, request.GET, frames_paged=json_twin)
     except replay_pages.BadInstant as exc:
         if json_twin:
             return json_response({"error": str(exc)}, status=400)
@@ -49,7 +49,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     if json_twin:
         return json_response(data)
     extra = {
-        "payload": replay_pages.replay_payload(obj, sess, data["index"]),
+        "payload": payload,
         "live": liveness.agent_live(obj).as_json(),  # the branch form's confirmation
         "report_url": reverse("session-report", args=[obj.slug, sess.session_id]),
     }

@@ -8,7 +8,7 @@ from typing import Any, NotRequired, TypedDict
 from django.urls import reverse
 
 from debugging import debug_selectors as ds
-from debugging.replay import RECONSTRUCTED, REVISION
+from debugging.replay import RECONSTRUCTED, REVISION, Replay
 from sessions.instants import iso, parse_instant
 from sessions.models import Agent, AgentSession
 
@@ -48,9 +48,10 @@ def bounded_int(value: str | None, default: int, low: int = 0, high: int = 10**9
 
 def replay_page(
     agent: Agent, session: AgentSession, params: Mapping[str, str], *, frames_paged: bool
-) -> ReplayPage:
-    """The replay of ``session`` at the frame ``params`` ask for; ``frames_paged``: the JSON twin
-    (a page of frames), else the page (its script gets every frame from ``replay_payload``)."""
+) -> tuple[ReplayPage, dict[str, Any] | None]:
+    """The replay of ``session`` at the frame ``params`` ask for. ``frames_paged``: the JSON
+    twin (a page of frames, no payload); else the page and the payload its script steps
+    through (every frame)."""
     replay = ds.replay_for(agent, session)
     at_text = params.get("at", "")
     at = parse_instant(at_text)
@@ -82,14 +83,14 @@ def replay_page(
         "next_offset": end if end < len(replay) else None,
         "branch_url": reverse("agent-branch", args=[agent.slug]),
     }
-    if not frames_paged:
-        page["badges"] = ds.session_badges(agent, session)
-    return page
+    if frames_paged:
+        return page, None
+    page["badges"] = ds.session_badges(agent, session)
+    return page, _payload(agent, session, replay, index)
 
 
-def replay_payload(agent: Agent, session: AgentSession, index: int) -> dict[str, Any]:
+def _payload(agent: Agent, session: AgentSession, replay: Replay, index: int) -> dict[str, Any]:
     """Every frame, compactly, for the page's script (times, rows cut to PAYLOAD_TEXT, scenes)."""
-    replay = ds.replay_for(agent, session)
     return {
         "index": index,
         "frames": {
