@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 
 from canvases import branches, selectors
 from canvases.edit_ops import EditRefused, flag_param, text_param
+from canvases.messages import Said
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.models import Agent, Canvas
 
@@ -27,7 +28,7 @@ def branch_from_revision(
         back = reverse("canvas-history", args=[obj.slug, canvas.filename])
         revision = params.get("revision")
         if revision is not None and (not isinstance(revision, int) or isinstance(revision, bool)):
-            raise EditRefused("'revision' must be a revision number")
+            raise EditRefused(Said("revision_number"))
     except EditRefused as exc:
         return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
     return branch_answer(request, canvas, params, revision=revision, back=back)

@@ -157,9 +157,9 @@ def apply_steps(text: str, steps: object) -> EditResult:
     """Run the steps in order; one result whose `id_map` sends every removed node's rows to the
     node that holds them at the end (a merge's survivor, a pruned node's neighbour)."""
     if not isinstance(steps, list) or not steps:
-        raise EditError("no steps given")
+        raise EditError("no_steps")
     if len(steps) > MAX_STEPS:
-        raise EditError(f"{len(steps)} steps; at most {MAX_STEPS} at once")
+        raise EditError("too_many_steps", count=len(steps), limit=MAX_STEPS)
     moved: dict[str, str] = {}
     removed: list[str] = []
     notes: list[str] = []
@@ -177,20 +177,20 @@ def apply_steps(text: str, steps: object) -> EditResult:
 
 def _step(text: str, step: object) -> EditResult:
     if not isinstance(step, dict) or step.get("op") not in STEP_OPS:
-        raise EditError(f"a step must be an object whose op is one of {', '.join(STEP_OPS)}")
+        raise EditError("step_op", ops=", ".join(STEP_OPS))
     op = step["op"]
     node = step.get("node")
     if op == "merge":
         return merge_fields(text, step)
     if not isinstance(node, str):
-        raise EditError(f"a {op} step needs 'node'")
+        raise EditError("step_node", op=op)
     if op == "set_status":
         return edits.set_status(text, node, _text(step, "status") or "")
     if op == "fold":
         return fold(text, node)
     limit = step.get("limit", DEFAULT_SUMMARY_LIMIT)
     if not isinstance(limit, int) or limit < 10:
-        raise EditError("'limit' must be a whole number of at least 10")
+        raise EditError("step_limit")
     return shorten(text, node, limit)
 
 
@@ -198,10 +198,10 @@ def merge_fields(text: str, fields: dict[str, Any]) -> EditResult:
     """A merge from untrusted fields: the ops endpoint's `merge` and a batch's merge step."""
     nodes = fields.get("nodes")
     if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
-        raise EditError("'nodes' must be a list of node ids")
+        raise EditError("merge_node_list")
     into = _text(fields, "into")
     if len(set(nodes) | ({into} if into else set())) < 2:
-        raise EditError("select at least two nodes to merge")
+        raise EditError("merge_two")
     return edits.merge(
         text,
         nodes,
@@ -215,7 +215,7 @@ def merge_fields(text: str, fields: dict[str, Any]) -> EditResult:
 def _text(step: dict[str, Any], key: str) -> str | None:
     value = step.get(key)
     if value is not None and not isinstance(value, str):
-        raise EditError(f"{key!r} must be text")
+        raise EditError("not_text", field=key)
     return value or None
 
 
@@ -225,11 +225,11 @@ def fold(text: str, node_id: str) -> EditResult:
     would be left on no canvas."""
     doc = parse(text)
     if node_id not in doc.nodes:
-        raise EditError(f"there is no node {node_id!r}")
+        raise EditError("no_node", node=node_id)
     neighbours = [e.source for e in doc.edges if e.target == node_id and e.source != node_id]
     neighbours += [e.target for e in doc.edges if e.source == node_id and e.target != node_id]
     if not neighbours:
-        raise EditError(f"{node_id} has no neighbour to take its rows; merge it instead")
+        raise EditError("no_neighbour", node=node_id)
     result = edits.prune(text, node_id, bridge=True)
     result.id_map = {node_id: neighbours[0]}
     return result
@@ -238,10 +238,10 @@ def fold(text: str, node_id: str) -> EditResult:
 def shorten(text: str, node_id: str, limit: int) -> EditResult:
     doc = parse(text)
     if node_id not in doc.nodes:
-        raise EditError(f"there is no node {node_id!r}")
+        raise EditError("no_node", node=node_id)
     summary = doc.nodes[node_id].fields.summary or ""
     if len(summary) <= limit:
-        raise EditError(f"the summary of {node_id} is already {limit} characters or fewer")
+        raise EditError("already_short", node=node_id, limit=limit)
     return edits.edit_label(text, node_id, summary=truncate(summary, limit))
 
 
@@ -267,26 +267,26 @@ def bulk_steps(text: str, params: dict[str, Any]) -> list[dict[str, Any]]:
     if action == "merge_done":
         group = params.get("group")
         if not isinstance(group, str) or group not in {s.id for s in doc.subgraphs}:
-            raise EditError("choose a group (subgraph) of this canvas")
+            raise EditError("choose_group")
         members = _group_members(doc, group)
         done = [i for i in doc.nodes if i in members and doc.nodes[i].fields.status == "done"]
         if len(done) < 2:
-            raise EditError(f"group {group} has fewer than two done nodes")
+            raise EditError("group_few_done", group=group)
         return [{"op": "merge", "nodes": done, "into": done[0], "status": "done"}]
     if action == "set_status":
         nodes, status = params.get("nodes"), params.get("status")
         if not isinstance(nodes, list) or not nodes or not isinstance(status, str) or not status:
-            raise EditError("select nodes and a status")
+            raise EditError("nodes_and_status")
         return [{"op": "set_status", "node": n, "status": status} for n in nodes]
     if action == "prune_find":
         query = params.get("query")
         if not isinstance(query, str) or not query.strip():
-            raise EditError("type what to find")
+            raise EditError("find_what")
         hits = find(doc, query)
         if not hits:
-            raise EditError(f"no node matches {query!r}")
+            raise EditError("no_match", query=query)
         return [{"op": "fold", "node": n} for n in hits]
-    raise EditError(f"unknown bulk action; expected one of {', '.join(BULK_ACTIONS)}")
+    raise EditError("bulk_action", actions=", ".join(BULK_ACTIONS))
 
 
 def _group_members(doc: Doc, group: str) -> set[str]:

@@ -22,6 +22,7 @@ from django.utils.translation import gettext_lazy as _
 from canvases.edit_ops import EDIT_OPS, EditRefused
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
+from canvases.messages import Said
 from canvases.models import Revision
 from sessions.models import Canvas
 
@@ -165,8 +166,5 @@ def reapply_params(canvas: Canvas, revision: Revision) -> dict[str, Any]:
         return params
     taken = ", ".join(f"{describe(k)} (r{n})" for k, n in sorted(newer.items(), key=lambda kv: kv[1]))
     if not newer:
-        raise EditRefused(f"nothing of r{revision.number} is lost: the canvas shows what it wrote")
-    raise EditRefused(
-        f"r{revision.number} would write older values over a newer edit of the same field: "
-        f"{taken}; nothing was written"
-    )
+        raise EditRefused(Said("nothing_lost", number=revision.number))
+    raise EditRefused(Said("older_over_newer", number=revision.number, taken=taken))

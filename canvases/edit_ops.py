@@ -101,7 +101,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
     try:
         return _dispatch(text, op, params)
     except EditError as exc:
-        raise EditRefused(str(exc)) from None
+        raise EditRefused(Said.refusal(exc)) from None
 
 
 def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:
@@ -227,9 +227,10 @@ def _set_meta(text: str, params: dict[str, Any]) -> EditResult:
 
 def _dedupe(text: str, params: dict[str, Any]) -> EditResult:
     try:
-        return landing.dedupe(text, text_param(params, "node"), int(params.get("keep") or 0))
-    except ValueError as exc:
-        raise EditRefused(str(exc)) from None
+        keep = int(params.get("keep") or 0)
+    except (TypeError, ValueError):
+        raise EditRefused(Said("field_number", field="'keep'")) from None
+    return landing.dedupe(text, text_param(params, "node"), keep)
 
 
 _OPERATIONS = (

@@ -167,10 +167,14 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
             redirect_to=back,
             htmx=(lambda o: _editor(request, canvas_obj, o)) if redraw else None,
         )
-    summary = f"r{result.revision.number}: {result.revision.op} written to mmds/{canvas}"
-    if result.rows_changed:
-        summary += f"; {result.rows_changed} row(s) updated in the offload files"
-    outcome = Outcome(ok=True, message=summary, warnings=result.warnings, body=result.as_json())
+    said = Said(
+        "written_rows" if result.rows_changed else "written",
+        number=result.revision.number,
+        op=result.revision.op,
+        file=canvas,
+        rows=result.rows_changed,
+    )
+    outcome = Outcome(ok=True, message=str(said), warnings=result.warnings, body=result.as_json())
     entry = OPERATIONS.get(op)
     if entry is not None and entry.whole_editor:
         return respond(
@@ -196,7 +200,7 @@ def sync(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
         changed = services.canvas_sync(canvas=canvas_obj)
     except EditRefused as exc:
         return respond(request, _refused(exc, canvas_obj), redirect_to=back)
-    message = "re-read from disk" if changed else "the index already matched the file on disk"
+    message = str(Said("synced" if changed else "already_synced"))
     outcome = Outcome(ok=True, message=message, body={"changed": changed})
     return respond(
         request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
@@ -245,7 +249,7 @@ def revision_restore(
     except EditRefused as exc:
         back = reverse("canvas-revision", args=[agent, canvas, number])
         return respond(request, _refused(exc, canvas_obj), redirect_to=back)
-    message = f"restored revision {number} as r{result.revision.number}"
+    message = str(Said("restored", number=number, new=result.revision.number))
     outcome = Outcome(ok=True, message=message, body=result.as_json())
     return respond(request, outcome, redirect_to=reverse("canvas", args=[agent, canvas]))
 

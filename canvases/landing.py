@@ -18,7 +18,7 @@ from django.db.models import Count
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.mermaid import Canvas as ParsedCanvas
-from canvases.mermaid import EditResult, agent_view
+from canvases.mermaid import EditError, EditResult, agent_view
 from sessions.models import Canvas, CanvasNode, Row
 
 
@@ -51,11 +51,11 @@ def dedupe(text: str, node_id: str, keep: int) -> EditResult:
     doc = parsed(text)
     lines = duplicates(doc).get(node_id)
     if not lines or keep not in lines:
-        raise ValueError(f"{node_id} is not defined twice, or not on line {keep}")
+        raise EditError("not_duplicate", node=node_id, line=keep)
     alone = _standalone(doc)
     drop = [n for n in lines if n != keep]
     if any(alone.get(n) != node_id for n in drop):
-        raise ValueError(f"another definition of {node_id} shares its line with an edge")
+        raise EditError("duplicate_shares_line", node=node_id)
     kept = [line for number, line in enumerate(text.split("\n"), 1) if number not in drop]
     return EditResult(text="\n".join(kept), removed=[])
 

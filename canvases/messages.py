@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils.functional import Promise
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+
+from canvases.mermaid import refusals
 
 TEXTS: dict[str, Promise] = {
     # the canvas file and its index
@@ -28,6 +31,7 @@ TEXTS: dict[str, Promise] = {
     # the request
     "unknown_op": _("unknown operation %(op)r; expected one of %(ops)s"),
     "revision_number": _("'revision' must be a revision number"),
+    "row_line": _("'row' must be the line number of a row of the session"),
     "base_required": _("'base' (the content hash the edit was made on) is required"),
     "changed_and_touched": _(
         "the agent changed this canvas since you loaded it, and the nodes you edited changed "
@@ -35,6 +39,14 @@ TEXTS: dict[str, Promise] = {
     ),
     "changed_reload": _("the agent changed this canvas since you loaded it; reload"),
     "no_change": _("this edit changes nothing"),
+    # what a write did (edit_views)
+    "written": _("r%(number)s: %(op)s written to mmds/%(file)s"),
+    "written_rows": _(
+        "r%(number)s: %(op)s written to mmds/%(file)s; %(rows)s row(s) updated in the offload files"
+    ),
+    "synced": _("re-read from disk"),
+    "already_synced": _("the index already matched the file on disk"),
+    "restored": _("restored revision %(number)s as r%(new)s"),
     # adopt
     "no_such_node": _("there is no node %(node)r in %(file)s"),
     "rows_already_there": _("the rows already belong to that node"),
@@ -49,6 +61,11 @@ TEXTS: dict[str, Promise] = {
     "no_such_revision": _("there is no revision %(number)s"),
     "already_that_text": _("the canvas already has the text of revision %(number)s"),
     "not_reappliable": _("revision %(number)s is not an edit that can be re-applied"),
+    "nothing_lost": _("nothing of r%(number)s is lost: the canvas shows what it wrote"),
+    "older_over_newer": _(
+        "r%(number)s would write older values over a newer edit of the same field: %(taken)s; "
+        "nothing was written"
+    ),
     "none_remarked": _("no row dropped by revision %(number)s was re-marked by the agent"),
     # resume
     "resume_while_live": _(
@@ -135,18 +152,28 @@ TEXTS: dict[str, Promise] = {
 
 
 class Said:
-    """A message by code with its values: text (in the active language) when ``str()``-ed."""
+    """A message by code with its values: text (in the active language) when ``str()``-ed.
+
+    The codes are this module's `TEXTS` and the engine's refusals (`canvases/mermaid/
+    refusals.py`, whose English words are translated here); the two share no code.
+    """
 
     __slots__ = ("code", "values")
 
     def __init__(self, code: str, **values: Any) -> None:
-        if code not in TEXTS:
+        if code not in TEXTS and code not in refusals.TEXTS:
             raise KeyError(f"no message {code!r} in canvases/messages.py")
         self.code = code
         self.values = values
 
+    @classmethod
+    def refusal(cls, error: refusals.EditError) -> Said:
+        """What the engine refused, by its code, to be shown in the reader's language."""
+        return cls(error.code, **error.values)
+
     def __str__(self) -> str:
-        text = str(TEXTS[self.code])
+        words = TEXTS.get(self.code)
+        text = str(words) if words is not None else gettext(refusals.TEXTS[self.code])
         return text % self.values if self.values else text
 
     def __repr__(self) -> str:

@@ -52,7 +52,7 @@ def _line(value: object) -> int:
     try:
         return int(str(value))
     except ValueError:
-        raise EditRefused("'row' must be the line number of a row of the session") from None
+        raise EditRefused(Said("row_line")) from None
 
 
 def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Moment]:

@@ -41,13 +41,10 @@ from .patch import (
     split_lines,
     statements_with,
 )
+from .refusals import EditError
 from .repair import repair_text
 
 TIMESTAMP_IN_LABEL = re.compile(r"(?i)timestamp\s*[:：]\s*([^<\"\]\n]+)")
-
-
-class EditError(ValueError):
-    """An edit that cannot be applied; the message is meant for people."""
 
 
 @dataclass
@@ -79,7 +76,7 @@ def annotate(text: str, node_id: str, note: str) -> EditResult:
     doc = _parse(text)
     node = _node(doc, node_id)
     if len(note) > NOTE_LIMIT:
-        raise EditError(f"the note is {len(note)} characters long; the limit is {NOTE_LIMIT}")
+        raise EditError("note_too_long", n=len(note), limit=NOTE_LIMIT)
     patch = Patch(doc)
     write_label(patch, node, label_with(node, {"note": escape_text(note)}))
     return _finish(doc, patch)
@@ -91,12 +88,12 @@ def edit_label(
     doc = _parse(text)
     node = _node(doc, node_id)
     if title is None and summary is None:
-        raise EditError("nothing to change: give a title or a summary")
+        raise EditError("title_or_summary")
     changes: dict[str | None, str] = {}
     if title is not None:
         changes[None] = escape_text(truncate(title.strip(), TITLE_LIMIT))
         if not changes[None]:
-            raise EditError("the title cannot be empty")
+            raise EditError("title_empty")
     if summary is not None:
         changes["summary"] = escape_text(truncate(summary.strip(), SUMMARY_LIMIT))
     patch = Patch(doc)
@@ -109,7 +106,7 @@ def add_edge(text: str, source: str, target: str, *, label: str | None = None) -
     _node(doc, source)
     _node(doc, target)
     if any(e.source == source and e.target == target for e in doc.edges):
-        raise EditError(f"there is already an edge {source} → {target}")
+        raise EditError("edge_exists", source=source, target=target)
     written = human_text(label, "edge_label") if label is not None else ""
     link = f'-->|"{written}"|' if written else "-->"
     patch = Patch(doc)
@@ -124,7 +121,7 @@ def remove_edge(text: str, source: str, target: str) -> EditResult:
     _node(doc, target)
     matches = [e for e in doc.edges if e.source == source and e.target == target]
     if not matches:
-        raise EditError(f"there is no edge {source} → {target}")
+        raise EditError("no_edge", source=source, target=target)
     patch = Patch(doc)
     statements = [doc.statements[n] for n in sorted({e.statement for e in matches})]
     scope = RewriteScope(statements)
@@ -189,7 +186,7 @@ def merge(
     doc = _parse(text)
     merged = unique(ids)
     if not merged:
-        raise EditError("nothing to merge: give at least one node id")
+        raise EditError("merge_nothing")
     for node_id in merged:
         _node(doc, node_id)
     keep = into if into is not None else merged[0]
@@ -198,7 +195,7 @@ def merge(
         merged.insert(0, keep)
     removed = [i for i in merged if i != keep]
     if not removed:
-        raise EditError(f"merging {keep} into itself changes nothing")
+        raise EditError("merge_itself", node=keep)
     nodes = [doc.nodes[keep], *(doc.nodes[i] for i in removed)]
     rename = dict.fromkeys(removed, keep)
 
@@ -243,7 +240,7 @@ def merge(
         elif statement.kind in ("class", "style", "click") and set(statement.ids) & set(rename):
             rename_in_id_statement(patch, doc, statement, rename, keep)
     if not written_label:  # pragma: no cover - the kept ref always sits in a chain
-        raise EditError("internal error: the kept node's label was not written")
+        raise EditError("label_not_written")
     merge_status_classes(patch, doc, merged, keep, final_status)
     meta_updates = _newer_updated_time(doc, segment_value(segments, "timestamp"))
     touched = [p for p in old_pairs if p[0] in rename or p[1] in rename]
@@ -262,19 +259,19 @@ def merge(
 
 def set_meta(text: str, **values: object) -> EditResult:
     if not values:
-        raise EditError("nothing to change: give at least one metadata value")
+        raise EditError("meta_nothing")
     for key, value in values.items():
         if key == "progress" or PROGRESS_KEY.fullmatch(key):
             if isinstance(value, bool) or not isinstance(value, int | float | str):
-                raise EditError("progress must be a number from 0 to 100")
+                raise EditError("progress_range", value=value)
             try:
                 number = float(value)
             except ValueError:
-                raise EditError(f"progress must be a number from 0 to 100, not {value!r}") from None
+                raise EditError("progress_range", value=value) from None
             if not 0 <= number <= 100:
-                raise EditError(f"progress must be from 0 to 100, not {value!r}")
+                raise EditError("progress_range", value=value)
         elif not isinstance(value, str | int | float) or isinstance(value, bool):
-            raise EditError(f"{key} must be text or a number")
+            raise EditError("meta_value", key=key)
     doc = _parse(text)
     typed = {k: human_text(v, "meta") if isinstance(v, str) else v for k, v in values.items()}
     return _finish(doc, Patch(doc), meta_updates=typed)
@@ -284,19 +281,19 @@ def agent_meta(text: str) -> EditResult:
     """Rewrite the metadata as the strict JSON line 1 the agent reads, keeping every value."""
     doc = _parse(text)
     if read_meta(text).on_line_one:
-        raise EditError("the agent already reads this canvas's metadata from line 1")
+        raise EditError("header_already")
     return _finish(doc, Patch(doc))
 
 
 def repair_oneliner(text: str) -> EditResult:
     repaired = repair_text(text)
     if repaired is None:
-        raise EditError("this is not a one-line canvas with literal \\n separators")
+        raise EditError("not_oneliner")
     doc = parse(repaired)
     if doc.has_errors:
         first = next(p for p in doc.problems if p.severity == "error")
         where = f"line {first.line}: {first.message}"
-        raise EditError(f"the repaired canvas still does not parse: {where}")
+        raise EditError("repair_fails", where=where)
     patch = Patch(doc)
     notes = write_header(patch, doc)
     repaired = patch.apply()
@@ -331,26 +328,26 @@ def edit_survives(result: EditResult, current: str) -> bool:
 def _parse(text: str) -> Canvas:
     doc = parse(text)
     if doc.is_escaped_oneliner:
-        raise EditError("this canvas is one line full of literal \\n: repair it first")
+        raise EditError("repair_first")
     return doc
 
 
 def _node(doc: Canvas, node_id: str) -> Node:
     if not isinstance(node_id, str) or node_id not in doc.nodes:
-        raise EditError(f"no node with id {node_id!r} in this canvas")
+        raise EditError("no_node", node=node_id)
     return doc.nodes[node_id]
 
 
 def _clean_status(status: str) -> str:
     if not isinstance(status, str) or not status.strip():
-        raise EditError("the status cannot be empty")
+        raise EditError("status_empty")
     value = status.strip()
     value = value.lower() if value.lower() in STATUS_VOCABULARY else value
     value = escape_text(value)
     if not value:
-        raise EditError("the status cannot be empty")
+        raise EditError("status_empty")
     if len(value) > 40:
-        raise EditError("a status is one short word (done, doing, todo, paused, blocked)")
+        raise EditError("status_word")
     return value
 
 
@@ -408,7 +405,7 @@ def _check_written_lines(written: list[str]) -> None:
     if errors:
         first = errors[0]
         line = written[first.line - 2] if 2 <= first.line <= len(written) + 1 else ""
-        raise EditError(f"the result would not parse ({first.message}): {line.strip()[:80]}")
+        raise EditError("result_would_not_parse", problem=first.message, line=line.strip()[:80])
 
 
 def _finish(
@@ -419,7 +416,7 @@ def _finish(
     try:
         new_text, diff, written = patch.apply_with_diff()
     except PatchConflict as error:
-        raise EditError(f"this edit could not be applied cleanly: {error}") from None
+        raise EditError("not_clean", reason=str(error)) from None
     _check_written_lines(written)
     id_map = fields.get("id_map")
     if doc.has_errors:
@@ -438,10 +435,7 @@ def _check_no_text_became_nodes(doc: Canvas, new_text: str, rename: dict[str, st
     alone, where it reads as a node (`B["x"]junk["y"]` less `B` is `junk["y"]`): refuse."""
     appeared = set(parse(new_text).nodes) - set(doc.nodes) - set(rename.values())
     if appeared:
-        raise EditError(
-            "the text left on a line this edit changes would read as new nodes "
-            f"({', '.join(sorted(appeared))}): fix the lines the canvas page marks first"
-        )
+        raise EditError("text_becomes_nodes", nodes=", ".join(sorted(appeared)))
 
 
 def _renumber_link_styles(doc: Canvas, new_text: str, rename: dict[str, str]) -> str | None:

@@ -10,12 +10,13 @@ import pytest
 from django.test import Client
 from django.utils import translation
 
+from canvases.mermaid import EditError, edits, refusals
 from canvases.messages import TEXTS, Said
 from intake.ingest import ingest_path
 
 
 def test_every_message_reads_in_both_languages_with_its_values() -> None:
-    for code, text in TEXTS.items():
+    for code, text in {**TEXTS, **refusals.TEXTS}.items():
         names = re.findall(r"%\((\w+)\)[sr]", str(text))
         said = Said(code, **{name: f"<{name}>" for name in names})
         with translation.override("en"):
@@ -29,16 +30,39 @@ def test_every_message_reads_in_both_languages_with_its_values() -> None:
 def test_an_unknown_code_is_a_programming_error() -> None:
     with pytest.raises(KeyError):
         Said("no-such-message")
+    with pytest.raises(KeyError):
+        EditError("no-such-refusal")
 
 
-@pytest.mark.django_db
-def test_a_refusal_carries_its_code_and_speaks_the_readers_language(
-    fixtures_root: Path, django_user_model
-) -> None:
+def test_the_engine_and_the_services_never_use_one_code_for_two_sentences() -> None:
+    assert not set(TEXTS) & set(refusals.TEXTS)
+
+
+def test_an_engine_refusal_is_english_alone_and_the_readers_language_in_the_app() -> None:
+    text = 'flowchart TD\n  A["a"] --> B["b"]\n'
+    with pytest.raises(EditError) as refused:
+        edits.add_edge(text, "A", "B")
+    assert str(refused.value) == "there is already an edge A → B"  # no Django needed
+    assert (refused.value.code, refused.value.values) == ("edge_exists", {"source": "A", "target": "B"})
+    with translation.override("zh-hans"):
+        assert str(Said.refusal(refused.value)) == "已经有一条边 A → B"
+
+
+CANVAS = "/a/main/c/001-fix-login-timeout.mmd/"
+
+
+@pytest.fixture
+def curator(fixtures_root: Path, django_user_model) -> Client:
+    """A signed-in client on fixture A, which has the canvas `CANVAS`."""
     ingest_path(fixtures_root / "fixture-a-upstream")
     client = Client()
     client.force_login(django_user_model.objects.create_user("ana"))
-    url = "/a/main/c/001-fix-login-timeout.mmd/ops/?format=json"
+    return client
+
+
+@pytest.mark.django_db
+def test_a_refusal_carries_its_code_and_speaks_the_readers_language(curator: Client) -> None:
+    client, url = curator, f"{CANVAS}ops/?format=json"
     english = client.post(url, {"op": "undo"})
     assert english.status_code == 400
     assert english.json()["code"] == "nothing_to_undo" and english.json()["error"] == "nothing to undo"
@@ -46,3 +70,18 @@ def test_a_refusal_carries_its_code_and_speaks_the_readers_language(
     assert chinese.json()["code"] == "nothing_to_undo"
     with translation.override("zh-hans"):
         assert chinese.json()["error"] == str(Said("nothing_to_undo")) != "nothing to undo"
+
+
+@pytest.mark.django_db
+def test_the_engines_refusal_reaches_a_chinese_reader_in_chinese_with_its_code(
+    curator: Client,
+) -> None:
+    client, url = curator, f"{CANVAS}ops/?format=json"
+    page = client.get(f"{CANVAS}?format=json").json()
+    edit = {"op": "set_status", "node": "no-such-node", "status": "done", "base": page["content_hash"]}
+    english = client.post(url, edit)
+    assert english.status_code == 400
+    assert english.json()["code"] == "no_node"
+    assert english.json()["error"] == "there is no node 'no-such-node' in this canvas"
+    chinese = client.post(url, edit, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert chinese.json() == {**english.json(), "error": "此画布中没有节点 'no-such-node'"}

@@ -1,0 +1,88 @@
+"""Why the engine refuses an edit: one code per reason, its English words here and only here.
+
+The engine knows nothing of Django, so it raises `EditError(code, **values)`; `str()` of it is
+the English sentence (scripts, tests, the engine used alone). The web app shows it in the
+reader's language: `canvases.messages.Said` looks the code up in `TEXTS` and translates the
+words through gettext. `gettext_noop` below only marks the words for `make messages`
+(xgettext extracts calls by that name); it returns them unchanged.
+"""
+
+from __future__ import annotations
+
+
+def gettext_noop(text: str) -> str:
+    return text
+
+
+TEXTS: dict[str, str] = {
+    # a node, an edge, a field
+    "note_too_long": gettext_noop("the note is %(n)s characters long; the limit is %(limit)s"),
+    "title_or_summary": gettext_noop("nothing to change: give a title or a summary"),
+    "title_empty": gettext_noop("the title cannot be empty"),
+    "edge_exists": gettext_noop("there is already an edge %(source)s → %(target)s"),
+    "no_edge": gettext_noop("there is no edge %(source)s → %(target)s"),
+    "no_node": gettext_noop("there is no node %(node)r in this canvas"),
+    "status_empty": gettext_noop("the status cannot be empty"),
+    "status_word": gettext_noop(
+        "a status is one short word (done, doing, todo, paused, blocked)"
+    ),
+    "not_text": gettext_noop("%(field)r must be text"),
+    # merge
+    "merge_nothing": gettext_noop("nothing to merge: give at least one node id"),
+    "merge_itself": gettext_noop("merging %(node)s into itself changes nothing"),
+    "merge_two": gettext_noop("select at least two nodes to merge"),
+    "merge_node_list": gettext_noop("'nodes' must be a list of node ids"),
+    "label_not_written": gettext_noop("internal error: the kept node's label was not written"),
+    # the metadata line
+    "meta_nothing": gettext_noop("nothing to change: give at least one metadata value"),
+    "progress_range": gettext_noop("progress must be a number from 0 to 100, not %(value)r"),
+    "meta_value": gettext_noop("%(key)s must be text or a number"),
+    "header_already": gettext_noop("the agent already reads this canvas's metadata from line 1"),
+    # the one-line canvas
+    "not_oneliner": gettext_noop("this is not a one-line canvas with literal \\n separators"),
+    "repair_fails": gettext_noop("the repaired canvas still does not parse: %(where)s"),
+    "repair_first": gettext_noop("this canvas is one line full of literal \\n: repair it first"),
+    # the result
+    "result_would_not_parse": gettext_noop(
+        "the result would not parse (%(problem)s): %(line)s"
+    ),
+    "not_clean": gettext_noop("this edit could not be applied cleanly: %(reason)s"),
+    "text_becomes_nodes": gettext_noop(
+        "the text left on a line this edit changes would read as new nodes (%(nodes)s): fix the "
+        "lines the canvas page marks first"
+    ),
+    # the budget's steps and bulk actions
+    "no_steps": gettext_noop("no steps given"),
+    "too_many_steps": gettext_noop("%(count)s steps; at most %(limit)s at once"),
+    "step_op": gettext_noop("a step must be an object whose op is one of %(ops)s"),
+    "step_node": gettext_noop("a %(op)s step needs 'node'"),
+    "step_limit": gettext_noop("'limit' must be a whole number of at least 10"),
+    "no_neighbour": gettext_noop(
+        "%(node)s has no neighbour to take its rows; merge it instead"
+    ),
+    "already_short": gettext_noop(
+        "the summary of %(node)s is already %(limit)s characters or fewer"
+    ),
+    "choose_group": gettext_noop("choose a group (subgraph) of this canvas"),
+    "group_few_done": gettext_noop("group %(group)s has fewer than two done nodes"),
+    "nodes_and_status": gettext_noop("select nodes and a status"),
+    "find_what": gettext_noop("type what to find"),
+    "no_match": gettext_noop("no node matches %(query)r"),
+    "bulk_action": gettext_noop("unknown bulk action; expected one of %(actions)s"),
+    # duplicate definitions (canvases/landing.py)
+    "not_duplicate": gettext_noop("%(node)s is not defined twice, or not on line %(line)s"),
+    "duplicate_shares_line": gettext_noop(
+        "another definition of %(node)s shares its line with an edge"
+    ),
+}
+
+
+class EditError(ValueError):
+    """An edit that cannot be applied: a code of `TEXTS` and the values its words name."""
+
+    def __init__(self, code: str, **values: object) -> None:
+        if code not in TEXTS:
+            raise KeyError(f"no refusal {code!r} in canvases/mermaid/refusals.py")
+        super().__init__(TEXTS[code] % values if values else TEXTS[code])
+        self.code = code
+        self.values = values
