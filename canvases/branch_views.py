@@ -10,8 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from canvases import branches, selectors
-from canvases.edit_ops import EditRefused, flag_param, text_param
-from canvases.messages import Said
+from canvases.refused import EditRefused
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.models import Agent, Canvas
 
@@ -21,17 +20,14 @@ def branch_from_revision(
 ) -> HttpResponse:
     """Write a new canvas from `file` at `revision` (absent: its text now); then offer resume on
     it (its preview page). The URL's view (`debugging.replay_branch.branch`) hands it requests
-    without a replay `session`, already signed in and read."""
+    without a replay `session`, already signed in and read (`OTHER_INPUTS["branch"]`)."""
     back = reverse("agent", args=[obj.slug])
     try:
-        canvas = selectors.canvas_get(obj, text_param(params, "file"))
-        back = reverse("canvas-history", args=[obj.slug, canvas.filename])
-        revision = params.get("revision")
-        if revision is not None and (not isinstance(revision, int) or isinstance(revision, bool)):
-            raise EditRefused(Said("revision_number"))
+        canvas = selectors.canvas_get(obj, params["file"])
     except EditRefused as exc:
         return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
-    return branch_answer(request, canvas, params, revision=revision, back=back)
+    back = reverse("canvas-history", args=[obj.slug, canvas.filename])
+    return branch_answer(request, canvas, params, revision=params.get("revision"), back=back)
 
 
 def branch_answer(
@@ -47,14 +43,13 @@ def branch_answer(
     preview, where resume is offered; a refusal goes `back` with its reason."""
     agent = canvas.agent.slug
     try:
-        label = params.get("label") or ""
         result = branches.canvas_branch(
             canvas=canvas,
             moment=moment,
             revision=revision,
-            label=label if isinstance(label, str) else "",
+            label=params.get("label", ""),
             user=request.user,
-            confirm_live=flag_param(params, "confirm_live", False),
+            confirm_live=params["confirm_live"],
         )
     except EditRefused as exc:
         return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)

@@ -21,7 +21,7 @@ from django.db import transaction
 
 from canvases import lineage, liveness
 from canvases.branch_rows import RowNow, Step, came_later, rows_then, step_from_remaps
-from canvases.edit_ops import EditConflict, EditRefused, check_parses
+from canvases.edit_ops import check_parses
 from canvases.indexing import canvas_number_and_label, parsed
 from canvases.mermaid.branch import (
     branch_file_name,
@@ -32,6 +32,7 @@ from canvases.mermaid.branch import (
 )
 from canvases.messages import Said, reasons
 from canvases.models import Revision
+from canvases.refused import EditConflict, EditRefused
 from canvases.services import _author, _run  # the one lock-and-recover wrapper of services
 from canvases.write_path import Change, change_write
 from memviz.broadcast import AgentDelta, broadcast_delta

@@ -196,7 +196,7 @@ def _step(text: str, step: object) -> EditResult:
 
 def merge_fields(text: str, fields: dict[str, Any]) -> EditResult:
     """A merge from untrusted fields: the ops endpoint's `merge` and a batch's merge step."""
-    nodes = fields.get("nodes")
+    nodes = fields.get("nodes", [])  # the ops endpoint leaves an empty list out
     if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes):
         raise EditError("merge_node_list")
     into = _text(fields, "into")

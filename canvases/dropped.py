@@ -19,11 +19,12 @@ from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
-from canvases.edit_ops import EDIT_OPS, EditRefused
+from canvases.edit_ops import EDIT_OPS
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.messages import Said
 from canvases.models import Revision
+from canvases.refused import EditRefused
 from sessions.models import Canvas
 
 # The map-builder holds a copy of the canvas for up to its backend timeout (120 s, spec §7.3).

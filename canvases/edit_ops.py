@@ -9,7 +9,7 @@ for people. `canvases.services` runs these under the agent's write lock.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,77 +18,41 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from canvases import budget, landing
+from canvases import op_input as kinds
 from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import EditError, EditResult, agent_view, edits
 from canvases.messages import Said
+from canvases.op_input import Field
+from canvases.refused import EditRefused
 
 HISTORY_OPS = ("undo", "redo", "restore", "reapply", "adopt", "drop_again")
 
 
-class EditRefused(Exception):
-    """A bad request (unknown node, empty merge, vanished file…); nothing was written. Its
-    argument is the reason: a `Said` (canvases/messages.py: a code, shown in the reader's
-    language by ``str()``) or the engine's own text."""
-
-    status = 400
-
-    @property
-    def code(self) -> str | None:
-        said = self.args[0] if self.args else None
-        return said.code if isinstance(said, Said) else None
+def fields_of(op: str) -> tuple[Field, ...]:
+    entry = OPERATIONS.get(op)
+    return entry.fields if entry else kinds.OTHER_INPUTS.get(op, ())
 
 
-class EditConflict(EditRefused):
-    """The file changed on disk since the edit's base and the edit does not re-apply cleanly."""
-
-    status = 409
-
-    def __init__(self, message: str | Said, current_hash: str | None = None) -> None:
-        super().__init__(message)
-        self.current_hash = current_hash
+def read_input(op: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """An op's input read by its fields' kinds (canvases/op_input.py): a JSON body's values, or a
+    revision's stored ones when it is re-applied."""
+    return kinds.read(fields_of(op), params)
 
 
-class WriteFailed(EditRefused):
-    """The disk refused a write (full, read-only, no permission); nothing was changed."""
+def sent_input(op: str, data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The op a request asks for and its input, from a JSON body or a form (`request_data`).
 
-    status = 507
-
-    def __init__(self, message: str | Said, *, file: str, reason: str) -> None:
-        super().__init__(message)
-        self.file = file
-        self.reason = reason
-
-
-def text_param(params: dict[str, Any], key: str) -> str:
-    value = params.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        raise EditRefused(Said("field_required", field=repr(key)))
-    if not isinstance(value, str):
-        raise EditRefused(Said("field_text", field=repr(key)))
-    return value
-
-
-def optional_param(params: dict[str, Any], key: str) -> str | None:
-    value = params.get(key)
-    if value is None or value == "":
-        return None
-    if not isinstance(value, str):
-        raise EditRefused(Said("field_text", field=repr(key)))
-    return value
-
-
-def flag_param(params: dict[str, Any], key: str, default: bool) -> bool:
-    value = params.get(key, default)
-    if isinstance(value, str):
-        return value.lower() in {"1", "true", "on", "yes"}
-    return bool(value)
+    The Status tool sets every selected node: `set_status` with more than one node is `bulk`."""
+    if op == "set_status" and len(kinds.read_sent((kinds.ids("nodes"),), data).get("nodes", [])) > 1:
+        return "bulk", kinds.read_sent(fields_of("bulk"), kinds.with_sent(data, "action", "set_status"))
+    return op, kinds.read_sent(fields_of(op), data)
 
 
 def op_params(op: str, params: dict[str, Any]) -> dict[str, Any]:
     """The fields an op uses (the page sends its whole selection with every op)."""
-    fields = OPERATIONS[op].fields if op in OPERATIONS else ()
-    return {k: params[k] for k in fields if params.get(k) not in (None, "", [])}
+    names = [f.name for f in OPERATIONS[op].fields] if op in OPERATIONS else []
+    return {k: params[k] for k in names if params.get(k) not in (None, "", [])}
 
 
 def touched_nodes(op: str, params: dict[str, Any]) -> list[str]:
@@ -193,7 +157,7 @@ def _merged(params: dict[str, Any]) -> list[str]:
 
 
 def _dropped_from_context(params: dict[str, Any]) -> set[str]:
-    return {params["node"]} if flag_param(params, "drop_from_context", False) else set()
+    return {params["node"]} if params.get("drop_from_context") else set()
 
 
 def _nothing_dropped(_params: dict[str, Any]) -> set[str]:
@@ -205,38 +169,35 @@ class Op:
     """One curation operation."""
 
     name: str
-    fields: tuple[str, ...]  # what it reads from a request (and keeps in its revision)
+    fields: tuple[Field, ...]  # what it reads from a request, typed (and keeps in its revision)
     run: Callable[[str, dict[str, Any]], EditResult]  # the engine
     touches: Callable[[dict[str, Any]], list[str]] = _no_nodes  # the clean re-apply rule
     reapply: str = "nodes"  # re-applied over a changed file when: "nodes" untouched, "meta" unchanged, "never"
     moves_rows: bool = False  # re-points the rows of the nodes it takes off (`EditResult.id_map`)
     drops_rows: Callable[[dict[str, Any]], set[str]] = _nothing_dropped  # rows marked offloaded
-    flags: tuple[str, ...] = ()  # yes/no fields (a form's unticked box sends nothing: no)
     whole_editor: bool = False  # its answer redraws the whole editor, not only the drawing
     tool: Tool | None = None
 
 
 def _set_meta(text: str, params: dict[str, Any]) -> EditResult:
     values: dict[str, object] = {}
-    if params.get("task_goal") not in (None, ""):
-        values["taskGoal"] = str(params["task_goal"])
-    if params.get("progress") not in (None, ""):
+    if "task_goal" in params:
+        values["taskGoal"] = params["task_goal"]
+    if "progress" in params:
         values["progress"] = params["progress"]
     return edits.set_meta(text, **values)
-
-
-def _dedupe(text: str, params: dict[str, Any]) -> EditResult:
-    try:
-        keep = int(params.get("keep") or 0)
-    except (TypeError, ValueError):
-        raise EditRefused(Said("field_number", field="'keep'")) from None
-    return landing.dedupe(text, text_param(params, "node"), keep)
 
 
 _OPERATIONS = (
     Op(
         "merge",
-        ("nodes", "into", "label", "summary", "status"),
+        (
+            kinds.ids("nodes"),
+            kinds.optional("into"),
+            kinds.optional("label"),
+            kinds.optional("summary"),
+            kinds.optional("status"),
+        ),
         budget.merge_fields,
         touches=_merged,
         moves_rows=True,
@@ -244,18 +205,17 @@ _OPERATIONS = (
     ),
     Op(
         "annotate",
-        ("node", "text"),
-        lambda text, p: edits.annotate(text, text_param(p, "node"), text_param(p, "text")),
+        (kinds.text("node"), kinds.text("text")),
+        lambda canvas, p: edits.annotate(canvas, p["node"], p["text"]),
         touches=_one_node,
         tool=Tool("annotate", "a", 1, _("Annotate"), _("Add a note to the selected node (a)"), _("annotate")),
     ),
     Op(
         "prune",
-        ("node", "bridge", "drop_from_context"),
-        lambda text, p: edits.prune(text, text_param(p, "node"), bridge=flag_param(p, "bridge", True)),
+        (kinds.text("node"), kinds.flag("bridge", default=True), kinds.flag("drop_from_context")),
+        lambda canvas, p: edits.prune(canvas, p["node"], bridge=p["bridge"]),
         touches=_one_node,
         drops_rows=_dropped_from_context,
-        flags=("bridge", "drop_from_context"),
         tool=Tool(
             "prune", "Delete", 1, _("Prune"), _("Take the selected node off the canvas (Delete)"),
             _("prune"), key_label=pgettext_lazy("keyboard key", "Delete"),
@@ -263,29 +223,24 @@ _OPERATIONS = (
     ),
     Op(
         "set_status",
-        ("node", "status"),
-        lambda text, p: edits.set_status(text, text_param(p, "node"), text_param(p, "status")),
+        (kinds.text("node"), kinds.text("status")),
+        lambda canvas, p: edits.set_status(canvas, p["node"], p["status"]),
         touches=_one_node,
         tool=Tool("status", "s", 1, _("Status"), _("Set the status (s)"), _("set status")),
     ),
     Op(
         "edit",
-        ("node", "title", "summary"),
-        lambda text, p: edits.edit_label(
-            text,
-            text_param(p, "node"),
-            title=optional_param(p, "title"),
-            summary=optional_param(p, "summary"),  # empty means "leave it as it is"
+        (kinds.text("node"), kinds.optional("title"), kinds.optional("summary")),
+        lambda canvas, p: edits.edit_label(  # a field left empty is left as it is
+            canvas, p["node"], title=p.get("title"), summary=p.get("summary")
         ),
         touches=_one_node,
         tool=Tool("edit", "e", 1, _("Edit"), _("Edit title / summary (e)"), _("edit title / summary")),
     ),
     Op(
         "add_edge",
-        ("source", "target", "label"),
-        lambda text, p: edits.add_edge(
-            text, text_param(p, "source"), text_param(p, "target"), label=optional_param(p, "label")
-        ),
+        (kinds.text("source"), kinds.text("target"), kinds.optional("label")),
+        lambda canvas, p: edits.add_edge(canvas, p["source"], p["target"], label=p.get("label")),
         touches=_edge_ends,
         tool=Tool(
             "edge", "g", 2, _("Edge"), _("Add or remove an edge between two selected nodes (g)"),
@@ -294,13 +249,13 @@ _OPERATIONS = (
     ),
     Op(
         "remove_edge",
-        ("source", "target"),
-        lambda text, p: edits.remove_edge(text, text_param(p, "source"), text_param(p, "target")),
+        (kinds.text("source"), kinds.text("target")),
+        lambda canvas, p: edits.remove_edge(canvas, p["source"], p["target"]),
         touches=_edge_ends,
     ),
     Op(
         "set_meta",
-        ("task_goal", "progress"),
+        (kinds.optional("task_goal"), kinds.value("progress")),
         _set_meta,
         reapply="meta",
         whole_editor=True,
@@ -308,18 +263,29 @@ _OPERATIONS = (
     ),
     Op("agent_meta", (), lambda text, _p: edits.agent_meta(text), reapply="meta", whole_editor=True),
     Op("repair", (), lambda text, _p: edits.repair_oneliner(text), reapply="never", whole_editor=True),
-    Op("dedupe", ("node", "keep"), _dedupe, touches=_one_node),
+    Op(
+        "dedupe",
+        (kinds.text("node"), kinds.number("keep")),
+        lambda canvas, p: landing.dedupe(canvas, p["node"], p.get("keep", 0)),
+        touches=_one_node,
+    ),
     Op(
         "batch",
-        ("steps",),
-        lambda text, p: budget.apply_steps(text, p.get("steps")),
+        (kinds.steps("steps"),),
+        lambda canvas, p: budget.apply_steps(canvas, p.get("steps")),
         touches=lambda p: budget.step_nodes(p.get("steps")),
         moves_rows=True,
     ),
     Op(
         "bulk",
-        ("action", "group", "nodes", "status", "query"),
-        lambda text, p: budget.apply_steps(text, budget.bulk_steps(text, p)),
+        (
+            kinds.text("action"),
+            kinds.optional("group"),
+            kinds.ids("nodes"),
+            kinds.optional("status"),
+            kinds.optional("query"),
+        ),
+        lambda canvas, p: budget.apply_steps(canvas, budget.bulk_steps(canvas, p)),
         moves_rows=True,
     ),
 )

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from django.http import HttpRequest, HttpResponse, QueryDict
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
@@ -13,54 +12,18 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django_htmx.http import reswap, trigger_client_event
 
 from canvases import history, lint, liveness, selectors, services
-from canvases.edit_ops import OPERATIONS, EditConflict, EditRefused, WriteFailed
+from canvases.edit_ops import OPERATIONS, sent_input
 from canvases.indexing import parsed
 from canvases.messages import Said
+from canvases.op_input import request_data
 from canvases.page_types import CanvasPage
+from canvases.refused import EditConflict, EditRefused, WriteFailed
 from canvases.views import node_list_html, node_list_items, too_large_answer
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.access import signed_in_to_write
 from sessions.models import Agent, Canvas
 from sessions.selectors import agent_get
-
-LIST_FIELDS = ("nodes",)
-INT_FIELDS = ("revision",)
-
-
-def _params(request: HtmxHttpRequest) -> dict[str, Any]:
-    """The op's fields from a JSON body, or from a form (htmx or plain POST)."""
-    if request.content_type == "application/json":
-        try:
-            data = json.loads(request.body or b"{}")
-        except (ValueError, RecursionError):
-            raise EditRefused(Said("body_not_json")) from None
-        if not isinstance(data, dict):
-            raise EditRefused(Said("body_not_object"))
-        return data
-    form: QueryDict = request.POST
-    data = {k: form.get(k) for k in form if k not in LIST_FIELDS and k != "csrfmiddlewaretoken"}
-    for key in LIST_FIELDS:
-        if key in form:
-            data[key] = [v for item in form.getlist(key) for v in item.split(",") if v]
-    for key in INT_FIELDS:
-        if data.get(key):
-            try:
-                data[key] = int(data[key])
-            except ValueError:
-                raise EditRefused(Said("field_number", field=repr(key))) from None
-    entry = OPERATIONS.get(str(data.get("op")))
-    for key in (*(entry.flags if entry else ()), "confirm_live"):
-        # an unticked box sends nothing: absent from a form is "no" (JSON: the op's default)
-        data[key] = data.get(key) in ("1", "on", "true")
-    if "steps" in form:  # the budget panel's chosen suggestions, one JSON step each
-        try:
-            data["steps"] = [json.loads(step) for step in form.getlist("steps")]
-        except (ValueError, RecursionError):
-            raise EditRefused(Said("step_not_json")) from None
-    if data.get("op") == "set_status" and len(data.get("nodes") or []) > 1:
-        data.update(op="bulk", action="set_status")  # the Status tool sets every selected node
-    return data
 
 
 def _refused(exc: EditRefused, canvas: Canvas) -> Outcome:
@@ -149,11 +112,11 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
     canvas_obj = selectors.canvas_get(obj, canvas)
     back = reverse("canvas", args=[agent, canvas])
     try:
-        params = _params(request)
-        op = params.pop("op", None)
-        base = params.pop("base", "") or ""
-        if not isinstance(op, str):
+        data = request_data(request)
+        op, base = data.get("op"), data.get("base") or ""
+        if not isinstance(op, str) or not op:
             raise EditRefused(Said("op_required"))
+        op, params = sent_input(op, data)
         result = services.canvas_apply_edit(
             canvas=canvas_obj, op=op, params=params, base_hash=base, user=request.user
         )
@@ -282,7 +245,7 @@ def _resume_write(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResp
     canvas_obj = selectors.canvas_get(obj, canvas)
     back = reverse("canvas-preview", args=[agent, canvas])
     try:
-        confirm = bool(_params(request).get("confirm_live"))
+        confirm = sent_input("resume", request_data(request))[1]["confirm_live"]
         result = services.canvas_resume(canvas=canvas_obj, user=request.user, confirm_live=confirm)
     except EditRefused as exc:
         return respond(request, _refused(exc, canvas_obj), redirect_to=back)

@@ -5,8 +5,8 @@ does — is worded in canvases/messages.py.)"""
 from __future__ import annotations
 
 from canvases import line_keeping, liveness
-from canvases.edit_ops import EditConflict
 from canvases.messages import Said
+from canvases.refused import EditConflict
 from sessions.models import Agent
 
 

@@ -31,7 +31,6 @@ TEXTS: dict[str, Promise] = {
     # the request
     "unknown_op": _("unknown operation %(op)r; expected one of %(ops)s"),
     "revision_number": _("'revision' must be a revision number"),
-    "row_line": _("'row' must be the line number of a row of the session"),
     "base_required": _("'base' (the content hash the edit was made on) is required"),
     "changed_and_touched": _(
         "the agent changed this canvas since you loaded it, and the nodes you edited changed "
@@ -86,6 +85,8 @@ TEXTS: dict[str, Promise] = {
     "op_required": _("'op' is required"),
     "field_required": _("%(field)s is required"),
     "field_text": _("%(field)s must be text"),
+    "field_ids": _("%(field)s must be a list of node ids"),
+    "field_value": _("%(field)s must be text or a number"),
     "would_not_parse": _("the edited canvas would not parse; nothing was written"),
     # writing (write_path)
     "changed_while_writing": _(

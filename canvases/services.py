@@ -21,14 +21,11 @@ from canvases.edit_ops import (
     EDIT_OPS,
     OPERATIONS,
     OPS,
-    EditConflict,
-    EditRefused,
     applies_cleanly,
     check_parses,
     engine_apply,
-    flag_param,
     op_params,
-    text_param,
+    read_input,
     visible_to_running_agent,
 )
 from canvases.indexing import canvas_index_file, parsed, revision_record
@@ -36,6 +33,7 @@ from canvases.live_rules import lines_for_live_agent
 from canvases.mermaid import agent_view, content_hash
 from canvases.messages import Said, reasons
 from canvases.models import Revision
+from canvases.refused import EditConflict, EditRefused
 from canvases.row_plans import RowPlan
 from canvases.write_path import Change, change_write, intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
@@ -159,6 +157,7 @@ def canvas_apply_edit(
     """Apply one operation to the canvas file on disk (and its rows); see docs/curation.md."""
     if op not in OPS:
         raise EditRefused(Said("unknown_op", op=op, ops=", ".join(OPS)))
+    params = read_input(op, params)
     if op == "undo":
         return canvas_undo(canvas=canvas, user=user)
     if op == "redo":
@@ -169,7 +168,7 @@ def canvas_apply_edit(
             raise EditRefused(Said("revision_number"))
         if op == "restore":
             return canvas_restore(canvas=canvas, number=number, base_hash=base_hash, user=user)
-        confirm = flag_param(params, "confirm_live", False)
+        confirm = params["confirm_live"]
         run = canvas_reapply if op == "reapply" else canvas_drop_again
         return run(canvas=canvas, number=number, user=user, confirm_live=confirm)
     if not isinstance(base_hash, str) or not base_hash:
@@ -180,6 +179,7 @@ def canvas_apply_edit(
 def _edit(
     canvas: Canvas, op: str, params: dict[str, Any], base_hash: str, user: Any
 ) -> EditOutcome:
+    params = read_input(op, params)  # a request's, or a revision's when it is re-applied
     text, current = _read_disk(canvas)
     reapplied = False
     if current != base_hash:
@@ -198,7 +198,7 @@ def _edit(
     after = visible_to_running_agent(text, lines_for_live_agent(canvas.agent, text, result.text))
     deleted = entry.drops_rows(params)
     live = liveness.agent_live(canvas.agent)
-    if deleted and live.live and not flag_param(params, "confirm_live", False):
+    if deleted and live.live and not params["confirm_live"]:
         raise EditConflict(Said("drop_while_live", reasons=reasons(live.reasons)))
     plan = RowPlan.forward(result.id_map if entry.moves_rows else {}, deleted)
     written = _write(
@@ -227,8 +227,7 @@ def _adopt(
     canvas: Canvas, params: dict[str, Any], text: str, current: str, user: Any
 ) -> EditOutcome:
     """Point rows whose node id is on no canvas at a node of this one (rows only, text kept)."""
-    source = text_param(params, "from")
-    node = text_param(params, "node")
+    source, node = params["from"], params["node"]
     if node not in parsed(text).nodes:
         raise EditRefused(Said("no_such_node", node=node, file=canvas.filename))
     if source == node:

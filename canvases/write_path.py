@@ -38,12 +38,12 @@ from django.conf import settings
 from django.db import transaction
 
 from canvases import lineage, own_writes
-from canvases.edit_ops import EditConflict, EditRefused, WriteFailed
 from canvases.indexing import canvas_apply_text, canvas_number_and_label, read_text
 from canvases.mermaid import content_hash
 from canvases.mermaid.branch import file_number
 from canvases.messages import Said
 from canvases.models import Revision
+from canvases.refused import EditConflict, EditRefused, WriteFailed
 from canvases.row_plans import RowPlan, rows_index_apply
 from memviz.broadcast import CanvasChange, broadcast_change
 from sessions.memory import journal

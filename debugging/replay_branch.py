@@ -12,10 +12,11 @@ from django.views.decorators.http import require_POST
 
 from canvases import branch_views, selectors
 from canvases.branches import REPLAY, Moment
-from canvases.edit_ops import EditRefused
-from canvases.edit_views import _params  # the curation views' request reading
+from canvases.edit_ops import sent_input
 from canvases.mermaid import edits
 from canvases.messages import Said
+from canvases.op_input import request_data
+from canvases.refused import EditRefused
 from debugging.debug_selectors import replay_for  # the replay the page showed, memoized
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.access import signed_in_to_write
@@ -29,30 +30,20 @@ def branch(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     """A new canvas from the canvas a replay of `session` shows at `row`; without `session`,
     from `file` at `revision` (canvases' branch)."""
     obj = agent_get(agent)
+    back = reverse("agent", args=[agent])
     try:
-        params = _params(request)
-    except EditRefused as exc:
-        home = reverse("agent", args=[agent])
-        return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=home)
-    session = params.get("session")
-    if not session:
-        return branch_views.branch_from_revision(request, obj, params)
-    back = reverse("session-replay", args=[agent, session])
-    try:
-        line = _line(params.get("row"))
+        data = request_data(request)
+        if not data.get("session"):
+            return branch_views.branch_from_revision(request, obj, sent_input("branch", data)[1])
+        params = sent_input("branch_replay", data)[1]
+        back = reverse("session-replay", args=[agent, params["session"]])
+        line = params["row"]
         back += f"?row={line}"
-        file, moment = moment_of_replay(obj, str(session), line)
+        file, moment = moment_of_replay(obj, params["session"], line)
         canvas = selectors.canvas_get(obj, file)
     except EditRefused as exc:
         return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
     return branch_views.branch_answer(request, canvas, params, moment=moment, back=back)
-
-
-def _line(value: object) -> int:
-    try:
-        return int(str(value))
-    except ValueError:
-        raise EditRefused(Said("row_line")) from None
 
 
 def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Moment]:

@@ -13,8 +13,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from canvases import services as canvas_services
-from canvases.edit_ops import EditRefused
 from canvases.models import Revision
+from canvases.refused import EditRefused
 from reviews.models import QUEUE_STATES, QueueDecision, ReviewMark, ReviewNote
 from reviews.selectors import NOTE_LIMIT, Target, queue
 from sessions.models import Agent, Canvas

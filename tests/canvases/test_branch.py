@@ -16,10 +16,10 @@ from django.db import DatabaseError
 from django.test import Client
 
 from canvases import branches, lineage, services, write_path
-from canvases.edit_ops import EditConflict
 from canvases.mermaid import parse
 from canvases.mermaid.branch import branch_text, next_free_number
 from canvases.models import CanvasBranch
+from canvases.refused import EditConflict
 from intake.ingest import ingest_path
 from sessions.memory import journal
 from sessions.memory.atomic import TEMP_MARKER
