@@ -9,7 +9,7 @@ from canvases import lineage, reverts
 from debugging.debug_selectors import session_badges
 from sessions import selectors
 from sessions.models import Agent, AgentSession
-from sessions.page_types import AgentDetail, SessionTimeline, UnplacedPage
+from sessions.page_types import AgentDetail, Badge, SessionTimeline, UnplacedPage
 
 
 class AgentPage(AgentDetail, UnplacedPage):
@@ -20,7 +20,7 @@ class AgentPage(AgentDetail, UnplacedPage):
 class SessionPage(SessionTimeline):
     # the debug nav's findings (diagnostics cached per content): the whole page and its JSON;
     # a timeline page swapped in by htmx leaves the nav as it is and asks none
-    badges: NotRequired[list[dict[str, Any]]]
+    badges: NotRequired[list[Badge]]
 
 
 def agent_page(agent: Agent, *, canvases_before: str = "", unplaced_after: str = "") -> AgentPage:

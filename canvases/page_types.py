@@ -7,6 +7,8 @@ shows; mypy checks every key a view or selector reads or writes)."""
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
+from sessions.page_types import BadgeLink
+
 
 class MetaItem(TypedDict):
     form: str  # how the goal header was written: "json" | "loose" | "comment" | …
@@ -99,7 +101,7 @@ class CanvasPage(TypedDict):
     render_body: NotRequired[str]  # the render-ready text: the JSON twin and export only
     # Findings other apps show on the page (canvases/page_extras.py): the page and its JSON, not
     # an edit's answer (the badges are outside the regions an edit redraws)
-    badges: NotRequired[list[dict[str, Any]]]
+    badges: NotRequired[list[BadgeLink]]
 
 
 class RevisionItem(TypedDict):

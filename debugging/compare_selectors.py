@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from typing import Any
+from typing import TypedDict, cast
 from urllib.parse import quote
 
 from django.db.models import OuterRef, Subquery
@@ -17,6 +17,19 @@ from django.urls import reverse
 
 from debugging.debug_cache import memo, session_fingerprint
 from debugging.debug_selectors import ref_name
+from debugging.ledger_selectors import session_ledger
+from debugging.page_types import (
+    CompareNode,
+    ComparePair,
+    ComparePicker,
+    CompareSession,
+    CompareSummary,
+    CompareTokens,
+    LayerTotals,
+    NodeRef,
+    PairSide,
+    SessionComparePage,
+)
 from debugging.session_compare import Call, Comparison, compare
 from sessions.memory.row_fields import GO_DRAWN_PREFIX
 from sessions.models import Agent, AgentSession, CanvasNode, Ref, Row
@@ -75,29 +88,43 @@ def _other(result_ref: str | None, sizes: dict[str, int]) -> int | None:
     return sizes.get(name) if name else None
 
 
-def node_facts(agent: Agent, node_ids: set[str]) -> dict[str, dict[str, str]]:
+class NodeFact(TypedDict):
+    title: str
+    status: str
+    canvas: str
+
+
+def node_facts(agent: Agent, node_ids: set[str]) -> dict[str, NodeFact]:
     """Row node id → the canvas node drawing it (title, status, canvas), ``n_`` form included."""
     wanted = sorted(node_ids | {GO_DRAWN_PREFIX + n for n in node_ids})
-    facts: dict[str, dict[str, str]] = {}
+    facts: dict[str, NodeFact] = {}
     for part in _chunks(wanted):
         for node_id, title, status, canvas in (
             CanvasNode.objects.filter(agent=agent, node_id__in=part)
             .order_by("-canvas__filename")  # the first canvas drawing it wins, as node links do
             .values_list("node_id", "title", "status", "canvas__filename")
         ):
-            fact = {"title": title, "status": status, "canvas": canvas}
+            fact: NodeFact = {"title": title, "status": status, "canvas": canvas}
             facts[node_id] = fact
             if node_id.startswith(GO_DRAWN_PREFIX):
                 facts.setdefault(node_id[len(GO_DRAWN_PREFIX) :], fact)
     return facts
 
 
-def comparison_for(agent: Agent, a: AgentSession, b: AgentSession) -> dict[str, Any]:
+class BuiltComparison(TypedDict):
+    """Two sessions aligned, built once per content: every page of the comparison reads it."""
+
+    result: Comparison
+    facts: dict[str, NodeFact]  # row node id -> the canvas node drawing it
+    first_of_group: dict[int, int]  # node group -> its first pair
+
+
+def comparison_for(agent: Agent, a: AgentSession, b: AgentSession) -> BuiltComparison:
     key = ("compare", session_fingerprint(agent, a), session_fingerprint(agent, b))
     return memo(key, lambda: _build(agent, a, b))
 
 
-def _build(agent: Agent, a: AgentSession, b: AgentSession) -> dict[str, Any]:
+def _build(agent: Agent, a: AgentSession, b: AgentSession) -> BuiltComparison:
     calls_a = load_calls(agent, a)
     calls_b = calls_a if a.pk == b.pk else load_calls(agent, b)
     visited = {c.node_id for c in (*calls_a, *calls_b) if c.node_id}
@@ -110,19 +137,41 @@ def _build(agent: Agent, a: AgentSession, b: AgentSession) -> dict[str, Any]:
     return {"result": result, "facts": facts, "first_of_group": first_of_group}
 
 
+def compare_picker(agent: Agent, params: dict[str, str]) -> ComparePicker:
+    """The form picking the two sessions (``?a=&b=``): the agent's sessions and the picked."""
+    return {
+        "agent": agent.slug,
+        "picked": {"a": params.get("a", ""), "b": params.get("b", "")},
+        "choices": [
+            {"id": s, "rows": n}
+            for s, n in AgentSession.objects.filter(agent=agent)
+            .order_by("session_id")
+            .values_list("session_id", "rows_count")
+        ],
+    }
+
+
 def page_data(
-    agent: Agent, a: AgentSession, b: AgentSession, params: dict[str, str]
-) -> dict[str, Any]:
-    """The page's JSON twin: both sessions, the summary, the node table, one page of pairs."""
+    agent: Agent,
+    a: AgentSession,
+    b: AgentSession,
+    params: dict[str, str],
+    picker: ComparePicker,
+    *,
+    json_twin: bool = False,
+) -> SessionComparePage:
+    """The page: both sessions, the summary, the node table, one page of pairs, and the form.
+    ``json_twin``: a page asked by cursor (``after``, ``before``, ``at``) has no node table."""
     built = comparison_for(agent, a, b)
-    result: Comparison = built["result"]
-    facts: dict[str, dict[str, str]] = built["facts"]
-    show = params.get("show") if params.get("show") in SHOW else "all"
+    result = built["result"]
+    facts = built["facts"]
+    asked = params.get("show", "")
+    show = asked if asked in SHOW else "all"
     positions: range | list[int] = result.differing if show == "diff" else range(len(result.pairs))
     start, stop = _window(positions, params)
     shown = positions[start:stop]
     context = _Links(agent, a, b, facts)
-    nodes = [
+    nodes: list[CompareNode] | None = [
         {
             "group": k,
             "a": context.node(m.a),
@@ -135,7 +184,9 @@ def page_data(
         }
         for k, m in enumerate(result.nodes)
     ]
-    rows = []
+    if json_twin and any(k in params for k in ("after", "before", "at")):
+        nodes = None  # a cursor page: the first page has the node table
+    rows: list[ComparePair] = []
     for k in shown:
         i, j, status = result.pairs[k]
         rows.append(
@@ -153,13 +204,30 @@ def page_data(
         "agent": agent.slug,
         "a": _session_json(agent, a),
         "b": _session_json(agent, b),
-        "summary": result.summary,
+        "summary": cast(CompareSummary, result.summary),
         "nodes": nodes,
         "show": show,
         "count": len(positions),
         "rows": rows,
         "before": shown[0] if start > 0 else None,
         "after": shown[-1] if stop < len(positions) else None,
+        "picked": picker["picked"],
+        "choices": picker["choices"],
+    }
+
+
+def token_totals(agent: Agent, a: AgentSession, b: AgentSession) -> CompareTokens:
+    """Both sessions' token totals, from their ledgers (each read once per content)."""
+    return {"a": _layer_totals(agent, a), "b": _layer_totals(agent, b)}
+
+
+def _layer_totals(agent: Agent, session: AgentSession) -> LayerTotals:
+    layers = session_ledger(agent, session)["layers"]
+    return {
+        "refs": layers["refs"]["tokens"],
+        "summaries": layers["summaries"]["tokens"],
+        "canvas": layers["canvas"]["tokens"],
+        "block": layers["block"]["tokens"],
     }
 
 
@@ -177,7 +245,7 @@ def _window(positions: range | list[int], params: dict[str, str]) -> tuple[int, 
     return start, min(len(positions), start + PAGE)
 
 
-def _session_json(agent: Agent, session: AgentSession) -> dict[str, Any]:
+def _session_json(agent: Agent, session: AgentSession) -> CompareSession:
     return {
         "id": session.session_id,
         "rows": session.rows_count,
@@ -192,7 +260,7 @@ class _Links:
     """Row and node entries of the page, with links to each row, its ref and its node."""
 
     def __init__(
-        self, agent: Agent, a: AgentSession, b: AgentSession, facts: dict[str, dict[str, str]]
+        self, agent: Agent, a: AgentSession, b: AgentSession, facts: dict[str, NodeFact]
     ) -> None:
         self.facts = facts
         self.node_url = reverse("node-locate", args=[agent.slug])
@@ -201,19 +269,19 @@ class _Links:
             s.pk: reverse("session", args=[agent.slug, s.session_id]) for s in (a, b)
         }
 
-    def node(self, node_id: str | None) -> dict[str, Any] | None:
+    def node(self, node_id: str | None) -> NodeRef | None:
         if node_id is None:
             return None
-        fact = self.facts.get(node_id, {})
+        fact = self.facts.get(node_id)
         return {
             "id": node_id,
-            "title": fact.get("title"),
-            "status": fact.get("status"),
-            "canvas": fact.get("canvas"),
+            "title": fact["title"] if fact else None,
+            "status": fact["status"] if fact else None,
+            "canvas": fact["canvas"] if fact else None,
             "url": f"{self.node_url}?id={quote(node_id, safe='')}",
         }
 
-    def side(self, call: Call, session: AgentSession) -> dict[str, Any]:
+    def side(self, call: Call, session: AgentSession) -> PairSide:
         name, _ = ref_name(call.result_ref)
         ref_url = None
         if name is not None and call.result_size is not None:  # a ref the index holds
@@ -225,7 +293,7 @@ class _Links:
             "summary": call.summary,
             "score": call.score,
             "node_id": call.node_id,
-            "node_title": self.facts.get(call.node_id or "", {}).get("title"),
+            "node_title": fact["title"] if (fact := self.facts.get(call.node_id or "")) else None,
             "result_ref": call.result_ref,
             "result_size": call.result_size,
             "ref_url": ref_url,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -10,8 +11,7 @@ from django.views.decorators.http import require_GET
 
 from debugging import session_compare as sc
 from debugging.compare_html import nodes_html, pairs_html
-from debugging.compare_selectors import page_data
-from debugging.ledger_selectors import session_ledger
+from debugging.compare_selectors import compare_picker, page_data, token_totals
 from memviz.pages import render_page, wants_json
 from sessions.models import Agent, AgentSession
 from sessions.selectors import agent_get
@@ -38,48 +38,40 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     """``?a=<session>&b=<session>``; with either missing, the form that picks them."""
     obj = agent_get(agent)
     params = request.GET.dict()
-    chosen = {side: params.get(side, "") for side in ("a", "b")}
-    choices = AgentSession.objects.filter(agent=obj).order_by("session_id")
-    picker = {
-        "picked": chosen,
-        "choices": [
-            {"id": s, "rows": n} for s, n in choices.values_list("session_id", "rows_count")
-        ],
-    }
+    picker = compare_picker(obj, params)
+    chosen = picker["picked"]
     if not (chosen["a"] and chosen["b"]):
-        return render_page(request, "debugging/compare.html", {"agent": obj.slug, **picker})
-    found = {s.session_id: s for s in choices.filter(session_id__in=chosen.values())}
+        return render_page(request, "debugging/compare.html", picker)
+    picked = AgentSession.objects.filter(agent=obj, session_id__in=chosen.values())
+    found = {s.session_id: s for s in picked}
     missing = [v for v in chosen.values() if v not in found]
     if missing:
         raise Http404(f"no session {missing[0]!r} in agent {obj.slug!r}")
     a, b = found[chosen["a"]], found[chosen["b"]]
     if params.get("part") == "tokens":
         return _tokens(request, obj, a, b)
-    data = page_data(obj, a, b, params)
-    if wants_json(request):  # the twin needs none of the HTML built below
-        if any(k in params for k in ("after", "before", "at")):
-            data["nodes"] = None  # a cursor page: the first page has the node table
-        return render_page(request, "debugging/compare.html", {**data, **picker})
+    json_twin = wants_json(request)
+    data = page_data(obj, a, b, params, picker, json_twin=json_twin)
+    if json_twin:  # the twin needs none of the HTML built below
+        return render_page(request, "debugging/compare.html", data)
     this = f"?{urlencode({'a': chosen['a'], 'b': chosen['b'], 'show': data['show']})}"
     htmx = getattr(request, "htmx", None)
     # the pager swaps the list alone: it needs no node table
     list_only = htmx is not None and bool(htmx) and not htmx.history_restore_request
+    # compare_html reads rows and nodes as plain dicts; the page's nodes are never None
+    rows = cast(list[dict[str, Any]], data["rows"])
+    nodes = cast(list[dict[str, Any]], data["nodes"])
     extra = {
-        "pairs_html": pairs_html(data["rows"], data["nodes"], LABELS, DIFFERS, this),
-        "nodes_html": "" if list_only else nodes_html(data["nodes"], HOW, this),
+        "pairs_html": pairs_html(rows, nodes, LABELS, DIFFERS, this),
+        "nodes_html": "" if list_only else nodes_html(nodes, HOW, this),
         "this": this,
     }
-    return render_page(
-        request, "debugging/compare.html", {**data, **picker}, extra=extra, partial="pairs"
-    )
+    return render_page(request, "debugging/compare.html", data, extra=extra, partial="pairs")
 
 
 def _tokens(request: HttpRequest, agent: Agent, a: AgentSession, b: AgentSession) -> HttpResponse:
     """Both sessions' token totals from their ledgers: asked for after the page is shown, as
     a ledger reads every ref of its session (seconds on a long run, memoized after)."""
-    data = {
-        side: {k: v["tokens"] for k, v in session_ledger(agent, s)["layers"].items()}
-        for side, s in (("a", a), ("b", b))
-    }
+    data = token_totals(agent, a, b)
     sides = [("A", data["a"]), ("B", data["b"])]
     return render_page(request, "debugging/_compare_tokens.html", data, extra={"sides": sides})

@@ -10,11 +10,11 @@ import hashlib
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from django.db import connection
 from django.urls import reverse
@@ -25,6 +25,13 @@ from canvases.models import Revision
 from debugging import diagnostics as diag
 from debugging.debug_cache import agent_fingerprint, memo, session_fingerprint
 from debugging.diagnosis_labels import titled
+from debugging.page_types import (
+    AgentDiagnosticsPage,
+    Badge,
+    BadgeCount,
+    BadgeLink,
+    SessionDiagnosticsPage,
+)
 from debugging.ref_scan import scan_ref
 from debugging.replay import CanvasVersion, Replay, ReplayRow, build_replay
 from sessions.instants import parse_instant
@@ -236,7 +243,12 @@ def badge_slot(session_id: str) -> str:
     return "badges-" + hashlib.blake2s(session_id.encode(), digest_size=8).hexdigest()
 
 
-def agent_findings(agent: Agent) -> dict[str, Any]:
+class AgentFindings(TypedDict):
+    findings: list[diag.Finding]  # every kind, in diag.KINDS order
+    per_session: dict[str, dict[str, int]]  # session id -> kind -> count (no zero counts)
+
+
+def agent_findings(agent: Agent) -> AgentFindings:
     """Every session's findings summed, plus the agent-wide canvas checks; per-session counts."""
     now = timezone.now()
     key = ("agent-diag", agent_fingerprint(agent), _fresh_waits(agent, now))
@@ -246,7 +258,7 @@ def agent_findings(agent: Agent) -> dict[str, Any]:
 CANVAS_KINDS = ("stuck_node", "over_budget")
 
 
-def _agent_findings(agent: Agent, now: datetime) -> dict[str, Any]:
+def _agent_findings(agent: Agent, now: datetime) -> AgentFindings:
     totals = {kind: diag.Finding(kind) for kind in diag.KINDS}
     per_session: dict[str, dict[str, int]] = {}
     for session in AgentSession.objects.filter(agent=agent).order_by("session_id"):
@@ -295,16 +307,50 @@ def findings_json(findings: list[diag.Finding]) -> list[dict[str, Any]]:
     return [f.as_json() for f in findings]
 
 
-def session_badges(agent: Agent, session: AgentSession) -> list[dict[str, Any]]:
-    """The badges of a session's pages: its findings that are not zero, titled."""
-    return titled([f.as_json() for f in session_findings(agent, session) if f.count])
+def titled_findings(findings: Iterable[diag.Finding]) -> list[Badge]:
+    """Findings as the pages show them: their JSON, titled in the viewer's language."""
+    return cast(list[Badge], titled(findings_json(list(findings))))
 
 
-def canvas_badge_links(agent: Agent, canvas: Canvas) -> list[dict[str, Any]]:
+def counted_findings(counts: dict[str, int]) -> list[BadgeCount]:
+    """Counts of diagnoses (kind -> count) as badges: titled, no evidence."""
+    return cast(list[BadgeCount], titled([{"kind": k, "count": n} for k, n in counts.items()]))
+
+
+def session_badges(agent: Agent, session: AgentSession) -> list[Badge]:
+    """The badges of a session's pages (their debug nav): its findings that are not zero."""
+    return titled_findings(f for f in session_findings(agent, session) if f.count)
+
+
+def session_diagnostics(agent: Agent, session: AgentSession) -> SessionDiagnosticsPage:
+    """A session's diagnostics page: every diagnosis with its evidence."""
+    return {
+        "agent": agent.slug,
+        "session": session.session_id,
+        "findings": titled_findings(session_findings(agent, session)),
+        "badges": session_badges(agent, session),
+    }
+
+
+def agent_diagnostics(agent: Agent) -> AgentDiagnosticsPage:
+    """The agent's diagnostics page: every session's findings summed, and each session's."""
+    rollup = agent_findings(agent)
+    return {
+        "agent": agent.slug,
+        "session": None,
+        "findings": titled_findings(rollup["findings"]),
+        "per_session": [
+            {"session": sid, "findings": counted_findings(counts)}
+            for sid, counts in rollup["per_session"].items()
+        ],
+    }
+
+
+def canvas_badge_links(agent: Agent, canvas: Canvas) -> list[BadgeLink]:
     """The badges of a canvas page: its budget and stuck-node findings, titled, each linked to
     the agent's diagnostics (canvases/page_extras.py asks for them)."""
     base = reverse("agent-diagnostics", args=[agent.slug])
     return [
         {**f, "href": f"{base}#{f['kind']}"}
-        for f in titled(findings_json(canvas_findings(agent, canvas)))
+        for f in titled_findings(canvas_findings(agent, canvas))
     ]

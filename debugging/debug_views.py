@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from django.http import (
@@ -23,6 +23,7 @@ from debugging import debug_selectors as ds
 from debugging import replay_page as replay_pages
 from debugging.diagnosis_labels import titled
 from debugging.ledger_selectors import agent_ledger, session_ledger, session_ledger_with_badges
+from debugging.page_types import ReportCanvas, SessionReport
 from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
 from sessions.instants import iso, parse_instant
@@ -59,13 +60,7 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
 @require_GET
 def session_diagnostics_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
     obj, sess = _session(agent, session)
-    data = {
-        "agent": obj.slug,
-        "session": sess.session_id,
-        "findings": titled(ds.findings_json(ds.session_findings(obj, sess))),
-        "badges": ds.session_badges(obj, sess),
-    }
-    return render_page(request, "debugging/diagnostics.html", data)
+    return render_page(request, "debugging/diagnostics.html", ds.session_diagnostics(obj, sess))
 
 
 @require_GET
@@ -93,20 +88,7 @@ def agent_session_badges(request: HttpRequest, agent: str) -> HttpResponse:
 @require_GET
 def agent_diagnostics_page(request: HttpRequest, agent: str) -> HttpResponse:
     obj = agent_get(agent)
-    rollup = ds.agent_findings(obj)
-    data = {
-        "agent": obj.slug,
-        "session": None,
-        "findings": titled(ds.findings_json(rollup["findings"])),
-        "per_session": [
-            {
-                "session": sid,
-                "findings": titled([{"kind": k, "count": n} for k, n in counts.items()]),
-            }
-            for sid, counts in rollup["per_session"].items()
-        ],
-    }
-    return render_page(request, "debugging/diagnostics.html", data)
+    return render_page(request, "debugging/diagnostics.html", ds.agent_diagnostics(obj))
 
 
 @require_GET
@@ -120,9 +102,9 @@ def agent_ledger_page(request: HttpRequest, agent: str) -> HttpResponse:
     return render_page(request, "debugging/ledger.html", agent_ledger(agent_get(agent)))
 
 
-def session_report_data(obj: Agent, sess: AgentSession) -> dict[str, Any]:
+def session_report_data(obj: Agent, sess: AgentSession) -> SessionReport:
     replay = ds.replay_for(obj, sess)
-    canvas = None
+    canvas: ReportCanvas | None = None
     if len(replay) and replay.scene_of[-1] is not None:
         scene = replay.scenes[replay.scene_of[-1]]
         canvas = {
@@ -154,7 +136,7 @@ def session_report_data(obj: Agent, sess: AgentSession) -> dict[str, Any]:
             for r in replay.rows
         ],
         "canvas": canvas,
-        "diagnostics": titled(ds.findings_json(ds.session_findings(obj, sess))),
+        "diagnostics": ds.titled_findings(ds.session_findings(obj, sess)),
         "ledger": session_ledger(obj, sess),
     }
 
@@ -165,7 +147,9 @@ def session_report(request: HttpRequest, agent: str, session: str) -> HttpRespon
     data = session_report_data(obj, sess)
     if wants_json(request):
         return json_response(data)
-    response = HttpResponse(report_markdown(data), content_type="text/markdown; charset=utf-8")
+    # report_markdown reads the report as a plain dict
+    markdown = report_markdown(cast(dict[str, Any], data))
+    response = HttpResponse(markdown, content_type="text/markdown; charset=utf-8")
     name = quote(f"{obj.slug}-{sess.session_id}-report.md")
     response["Content-Disposition"] = f"attachment; filename*=UTF-8''{name}"
     return response

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import cast
 
 from canvases.mermaid.tokens import METHOD
 from canvases.mermaid.tokens import token_count as count_tokens
@@ -19,11 +19,13 @@ from debugging.debug_selectors import (
     ref_name,
     session_badges,
 )
+from debugging.page_types import LayerCount, Ledger, LedgerSeries, SessionLedgerPage
 from debugging.replay import ReplayRow, active_canvases, node_canvas_map
 from sessions.instants import parse_instant
 from sessions.memory.paths import UnsafePath, check_relative, read_regular
 from sessions.memory.state_edit import resume_block
 from sessions.models import Agent, AgentSession, Ref
+from sessions.page_types import Compression
 
 NOTES = (
     "Each layer is counted exactly up to {budget:,} characters; past that, on an even sample "
@@ -36,17 +38,18 @@ NOTES = (
 )
 
 
-def session_ledger(agent: Agent, session: AgentSession) -> dict[str, Any]:
+def session_ledger(agent: Agent, session: AgentSession) -> Ledger:
     key = ("ledger", agent_fingerprint(agent), session.pk)
     return memo(key, lambda: _ledger(agent, load_rows(agent, session), session.session_id))
 
 
-def session_ledger_with_badges(agent: Agent, session: AgentSession) -> dict[str, Any]:
+def session_ledger_with_badges(agent: Agent, session: AgentSession) -> SessionLedgerPage:
     """The session's ledger page: its ledger and the badges of its debug nav."""
     return {**session_ledger(agent, session), "badges": session_badges(agent, session)}
 
 
-def agent_ledger(agent: Agent) -> dict[str, Any]:
+def agent_ledger(agent: Agent) -> Ledger:
+    """The agent's ledger page: every session's rows, every canvas."""
     return memo(
         ("ledger", agent_fingerprint(agent)), lambda: _ledger(agent, load_rows(agent), None)
     )
@@ -61,7 +64,7 @@ def _read_text(base: Path, name: str) -> str | None:
         return None
 
 
-def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> dict[str, Any]:
+def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> Ledger:
     base = Path(agent.path)
     sizes = dict(Ref.objects.filter(agent=agent).values_list("name", "size"))
     ref_rows = [
@@ -128,14 +131,16 @@ def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> dict
         "method": METHOD,
         "notes": [n.format(budget=tl.EXACT_BUDGET_CHARS) for n in NOTES],
         "layers": {
-            "refs": refs.as_json(),
-            "summaries": summaries.as_json(),
-            "canvas": canvas_layer.as_json(),
+            "refs": cast(LayerCount, refs.as_json()),
+            "summaries": cast(LayerCount, summaries.as_json()),
+            "canvas": cast(LayerCount, canvas_layer.as_json()),
             "block": {"tokens": block, "canvas": final, "exact": exact},
         },
-        "compression": tl.compression(refs.tokens, summaries.tokens, canvas_total),
+        "compression": cast(
+            Compression, tl.compression(refs.tokens, summaries.tokens, canvas_total)
+        ),
         "canvases": [{"file": f, "tokens": g.total} for f, g in growth.items()],
-        "series": series,
+        "series": cast(LedgerSeries, series),
     }
 
 

@@ -11,6 +11,7 @@ from debugging import debug_selectors as ds
 from debugging.replay import RECONSTRUCTED, REVISION, Replay
 from sessions.instants import iso, parse_instant
 from sessions.models import Agent, AgentSession
+from sessions.page_types import Badge
 
 FRAME_PAGE = 500
 PAYLOAD_TEXT = 200  # characters of each row's tool call / summary sent to the replay page
@@ -32,7 +33,7 @@ class ReplayPage(TypedDict):
     # The page's debug nav only: the JSON twin is the stepping API (`?at=` per frame), and the
     # findings cost a diagnosis per content change (~200 ms at 2,000 rows) that a step should not
     # pay; a script reads them from the session's diagnostics.
-    badges: NotRequired[list[dict[str, Any]]]
+    badges: NotRequired[list[Badge]]
 
 
 class BadInstant(ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -15,6 +15,14 @@ from django.utils.translation import gettext as _
 from debugging.debug_selectors import agent_findings
 from debugging.diagnosis_labels import TITLES, titled
 from reviews.models import KINDS, QueueDecision, ReviewMark, ReviewNote
+from reviews.page_types import (
+    MarkItem,
+    NoteItem,
+    QueueEntry,
+    ReviewPage,
+    Thread,
+    ThreadPage,
+)
 from reviews.queue import QueueItem, open_items, queue_items
 from sessions.models import Agent, AgentSession, CanvasNode, Row
 
@@ -75,7 +83,7 @@ def thread_url(agent: Agent, target: Target) -> str:
     return reverse("review-thread", args=[agent.slug]) + "?" + urlencode(target.where())
 
 
-def _note_json(note: ReviewNote) -> dict[str, Any]:
+def _note_json(note: ReviewNote) -> NoteItem:
     return {
         "id": note.pk,
         "author": note.author,
@@ -85,7 +93,7 @@ def _note_json(note: ReviewNote) -> dict[str, Any]:
     }
 
 
-def _mark_json(mark: ReviewMark | None) -> dict[str, Any] | None:
+def _mark_json(mark: ReviewMark | None) -> MarkItem | None:
     return None if mark is None else {"author": mark.author, "created_at": mark.created_at}
 
 
@@ -93,22 +101,37 @@ def _target_filter(target: Target) -> Q:
     return Q(kind=target.kind, scope=target.scope, item=target.item)
 
 
-def thread(agent: Agent, target: Target) -> dict[str, Any]:
+def thread(agent: Agent, target: Target) -> Thread:
     """The target's notes, oldest first, each with its replies oldest first; its mark."""
     notes = list(ReviewNote.objects.filter(_target_filter(target), agent=agent))
     roots = [n for n in notes if n.thread_id is None]
-    replies: dict[int, list[dict[str, Any]]] = {}
+    replies: dict[int, list[NoteItem]] = {}
     for note in notes:
         if note.thread_id is not None:
             replies.setdefault(note.thread_id, []).append(_note_json(note))
     mark = ReviewMark.objects.filter(_target_filter(target), agent=agent).first()
     return {
-        "target": {**target.where(), "url": target_url(agent, target)},
+        "target": {
+            "kind": target.kind,
+            "scope": target.scope,
+            "item": target.item,
+            "url": target_url(agent, target),
+        },
         "reviewed": _mark_json(mark),
         "notes": [{**_note_json(n), "replies": replies.get(n.pk, [])} for n in roots],
         "promotable": target.kind == "node",
         "thread_url": thread_url(agent, target),
         "dom_id": target.dom_id(),
+    }
+
+
+def thread_page(thread: Thread) -> ThreadPage:
+    """The thread's JSON twin: what a script reads of it (the page's HTML ids and links not)."""
+    return {
+        "target": thread["target"],
+        "reviewed": thread["reviewed"],
+        "notes": thread["notes"],
+        "promotable": thread["promotable"],
     }
 
 
@@ -142,7 +165,7 @@ def queue(agent: Agent) -> tuple[list[QueueItem], list[tuple[QueueItem, QueueDec
     return todo, [(i, made[i.key]) for i in items if i.key not in still]
 
 
-def _queue_json(agent: Agent, item: QueueItem) -> dict[str, Any]:
+def _queue_json(agent: Agent, item: QueueItem) -> QueueEntry:
     if item.session:
         url = reverse("session", args=[agent.slug, item.session])
         if item.line_no is not None:
@@ -151,14 +174,20 @@ def _queue_json(agent: Agent, item: QueueItem) -> dict[str, Any]:
         url = reverse("node", args=[agent.slug, item.canvas, item.node_id])
     else:
         url = reverse("canvas", args=[agent.slug, item.canvas])
-    return {**item.as_json(), "url": url, "title": str(TITLES.get(item.kind, item.kind))}
+    entry = {**item.as_json(), "url": url, "title": str(TITLES.get(item.kind, item.kind))}
+    return cast(QueueEntry, entry)  # the item's keys are QueueItem.as_json's
 
 
-def _where(agent: Agent, target: Target) -> dict[str, str]:
+class _Where(TypedDict):
+    url: str
+    label: str
+
+
+def _where(agent: Agent, target: Target) -> _Where:
     return {"url": target_url(agent, target), "label": target_label(target)}
 
 
-def agent_review(agent: Agent, query: str = "") -> dict[str, Any]:
+def agent_review(agent: Agent, query: str = "") -> ReviewPage:
     """The review page: the queue, and the agent's notes (newest first) matching ``query``."""
     todo, decided = queue(agent)
     notes = ReviewNote.objects.filter(agent=agent).order_by("-created_at", "-id")
@@ -199,7 +228,8 @@ def agent_review(agent: Agent, query: str = "") -> dict[str, Any]:
                 "kind": m.kind,
                 "scope": m.scope,
                 "item": m.item,
-                **(_mark_json(m) or {}),
+                "author": m.author,
+                "created_at": m.created_at,
                 **_where(agent, Target(m.kind, m.scope, m.item)),
             }
             for m in marks[:200]

@@ -6,9 +6,8 @@ region it came from redrawn, JSON clients the result, others a redirect with a m
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
@@ -16,6 +15,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from canvases.op_input import request_data
+from canvases.refused import EditRefused
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from reviews import selectors, services
@@ -27,16 +28,12 @@ from sessions.selectors import agent_get
 
 
 def _fields(request: HtmxHttpRequest) -> dict[str, Any]:
-    """The form's fields, or a JSON object body's."""
-    if request.content_type == "application/json":
-        try:
-            data = json.loads(request.body or b"{}")
-        except (ValueError, RecursionError):
-            raise ReviewRefused(_("the request body is not valid JSON")) from None
-        if not isinstance(data, dict):
-            raise ReviewRefused(_("the request body must be a JSON object"))
-        return data
-    return {k: request.POST.get(k) for k in request.POST if k != "csrfmiddlewaretoken"}
+    """The form's fields, or a JSON object body's (read as every write reads its body)."""
+    try:
+        data = request_data(request)
+    except EditRefused as exc:
+        raise ReviewRefused(str(exc)) from None
+    return {k: data.get(k) for k in data if k != "csrfmiddlewaretoken"}
 
 
 def _text(data: dict[str, Any], key: str) -> str:
@@ -56,11 +53,12 @@ def _target(agent: Agent, data: dict[str, Any]) -> selectors.Target:
 def thread_context(
     request: HtmxHttpRequest, agent: Agent, target: selectors.Target
 ) -> dict[str, Any]:
-    return {
-        **selectors.thread(agent, target),
-        "agent": agent.slug,
-        "can_write": request.user.is_authenticated,
-    }
+    """The thread partial's context: the thread, and the helpers its forms need."""
+    return {**selectors.thread(agent, target), **_thread_extra(request, agent)}
+
+
+def _thread_extra(request: HtmxHttpRequest, agent: Agent) -> dict[str, Any]:
+    return {"agent": agent.slug, "can_write": request.user.is_authenticated}
 
 
 def _thread_answer(
@@ -122,7 +120,8 @@ def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
         reviewed = _text(data, "reviewed") in ("1", "on", "true", "True")
         services.mark_set(obj, target, reviewed, request.user)
         message = _("marked reviewed") if reviewed else _("reviewed mark removed")
-        outcome = Outcome(ok=True, message=message, body=selectors.thread(obj, target))
+        thread = cast(dict[str, Any], selectors.thread(obj, target))  # Outcome's body: a dict
+        outcome = Outcome(ok=True, message=message, body=thread)
         return outcome, selectors.target_url(obj, target), _thread_answer(request, obj, target)
 
     return _write(request, agent, run)
@@ -182,10 +181,9 @@ def promote_view(request: HtmxHttpRequest, agent: str, note: int) -> HttpRespons
 def thread_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     """One target's thread: the partial the pages load, and its JSON twin."""
     obj = agent_get(agent)
-    target = _target(obj, request.GET.dict())
-    context = thread_context(request, obj, target)
-    data = {k: context[k] for k in ("target", "reviewed", "notes", "promotable")}
-    return render_page(request, "reviews/_thread.html", data, extra=context)
+    thread = selectors.thread(obj, _target(obj, request.GET.dict()))
+    extra = {**thread, **_thread_extra(request, obj)}
+    return render_page(request, "reviews/_thread.html", selectors.thread_page(thread), extra=extra)
 
 
 @require_GET

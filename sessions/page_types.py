@@ -6,6 +6,31 @@ from datetime import datetime
 from typing import Any, TypedDict
 
 
+# ---- debug badges: a diagnosis as the pages show it (built by debugging, drawn by every app) --
+class BadgeCount(TypedDict):
+    """A diagnosis and how often a session has it, titled in the viewer's language."""
+
+    kind: str
+    count: int
+    title: str
+    help: str
+
+
+class Badge(BadgeCount):
+    """A diagnosis as the pages show it: `Finding.as_json()` titled (diagnosis_labels.titled),
+    each evidence item's detail worded in the viewer's language."""
+
+    evidence: list[dict[str, Any]]  # at most diagnostics.EVIDENCE_CAP items
+    more: int  # evidence items left out
+    note: str
+
+
+class BadgeLink(Badge):
+    """A badge on a page other than the session's (the canvas page): it links to its diagnosis."""
+
+    href: str  # the diagnosis on the agent's diagnostics page (the canvas page's badges)
+
+
 class Compression(TypedDict):
     """How much smaller each memory layer is than the one below (None: nothing to compare)."""
 

@@ -77,7 +77,7 @@ def test_reviewed_mark_has_author_and_time_and_clears(troubled: Agent) -> None:
     services.mark_set(troubled, session, True, ann)
     services.mark_set(troubled, session, True, bob)  # already reviewed: the first mark stays
     reviewed = selectors.thread(troubled, session)["reviewed"]
-    assert reviewed["author"] == "ann" and reviewed["created_at"] <= timezone.now()
+    assert reviewed is not None and reviewed["author"] == "ann" and reviewed["created_at"] <= timezone.now()
     services.mark_set(troubled, session, False, bob)
     assert selectors.thread(troubled, session)["reviewed"] is None
 

@@ -12,6 +12,7 @@ from intake.ingest import ingest_path
 from sessions.home_selectors import HomePage, JobItem
 from sessions.models import Agent, Canvas, IngestJob
 from sessions.page_types import AgentSummary, Compression
+from tests.shapes import shape_problems
 
 pytestmark = pytest.mark.django_db
 
@@ -39,9 +40,9 @@ def test_a_job_page_json_is_a_job_item(settings) -> None:
 
 
 def _shape(answer: dict, typed: type) -> list[str]:
-    """Keys the answer has that its TypedDict does not declare, or lacks that it requires."""
-    declared = typed.__required_keys__ | typed.__optional_keys__  # type: ignore[attr-defined]
-    return sorted((set(answer) - declared) | (typed.__required_keys__ - set(answer)))  # type: ignore[attr-defined]
+    """Keys the answer (or an object nested in it) has that its TypedDict does not declare, or
+    lacks that it requires."""
+    return shape_problems(answer, typed)
 
 
 def test_the_canvas_page_json_is_its_typed_context(fixtures_root: Path) -> None:

@@ -1,0 +1,107 @@
+"""The JSON the debugging pages answer has the shape their typed contexts declare
+(debugging/page_types.py): what a script reads is what the page shows, key for key, at every
+level a type names (the diagnostics, the token ledgers, the run report, the session comparison)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+
+from debugging import compare_selectors
+from debugging.page_types import (
+    AgentDiagnosticsPage,
+    ComparePicker,
+    CompareTokens,
+    Ledger,
+    SessionComparePage,
+    SessionDiagnosticsPage,
+    SessionLedgerPage,
+    SessionReport,
+)
+from sessions.models import Agent
+from tests.debug import compare_fixture as cfx
+from tests.debug import diagnosis_fixture as dfx
+from tests.shapes import shape_problems
+
+pytestmark = pytest.mark.django_db
+
+
+def _json(path: str, **query: str) -> Any:
+    answer = Client().get(path, {**query, "format": "json"})
+    assert answer.status_code == 200, (path, answer.status_code)
+    return answer.json()
+
+
+def test_the_checker_sees_a_key_added_or_removed_at_any_level() -> None:
+    ledger: dict[str, Any] = {
+        "agent": "a",
+        "session": None,
+        "method": "m",
+        "notes": [],
+        "layers": {
+            name: {"tokens": 1, "items": 1, "exact_items": 1, "exact": True, "chars": 1}
+            for name in ("refs", "summaries", "canvas")
+        }
+        | {"block": {"tokens": 1, "canvas": None, "exact": True}},
+        "compression": {"refs_to_summaries": 1, "summaries_to_canvas": 1, "refs_to_canvas": 1},
+        "canvases": [{"file": "f", "tokens": 1}],
+        "series": dict.fromkeys(("t", "refs", "summaries", "canvas", "block"), [])
+        | {"utc_offset_minutes": None},
+    }
+    assert shape_problems(ledger, Ledger) == []
+    assert shape_problems({**ledger, "extra": 1}, Ledger) == ["$.extra: not declared"]
+    assert shape_problems({**ledger, "canvases": [{"file": "f"}]}, Ledger) == [
+        "$.canvases[0].tokens: missing"
+    ]
+    layers = {**ledger["layers"], "block": {**ledger["layers"]["block"], "more": 1}}
+    assert shape_problems({**ledger, "layers": layers}, Ledger) == [
+        "$.layers.block.more: not declared"
+    ]
+    assert shape_problems(ledger, SessionLedgerPage) == ["$.badges: missing"]
+
+
+def test_diagnostics_ledgers_and_reports_json_are_their_typed_contexts(tmp_path: Path) -> None:
+    dfx.build(tmp_path / "root")
+    evidence = 0
+    for agent in Agent.objects.order_by("slug"):
+        page = _json(reverse("agent-diagnostics", args=[agent.slug]))
+        assert shape_problems(page, AgentDiagnosticsPage) == [], agent.slug
+        evidence += sum(len(f["evidence"]) for f in page["findings"])
+        ledger = _json(reverse("agent-ledger", args=[agent.slug]))
+        assert shape_problems(ledger, Ledger) == [] and ledger["session"] is None
+        for session in agent.sessions.order_by("session_id"):
+            args = [agent.slug, session.session_id]
+            page = _json(reverse("session-diagnostics", args=args))
+            assert shape_problems(page, SessionDiagnosticsPage) == [], args
+            ledger = _json(reverse("session-ledger", args=args))
+            assert shape_problems(ledger, SessionLedgerPage) == [], args
+            assert ledger["series"]["t"] and ledger["canvases"]
+            report = _json(reverse("session-report", args=args))
+            assert shape_problems(report, SessionReport) == [], args
+            assert report["rows"] and report["canvas"] is not None
+    troubled = _json(reverse("agent-diagnostics", args=["troubled"]))
+    assert troubled["per_session"] and all(s["findings"] for s in troubled["per_session"])
+    badges = _json(reverse("session-diagnostics", args=["troubled", dfx.BAD]))["badges"]
+    assert badges and evidence > 5  # the shapes were checked on real findings, not empty lists
+
+
+def test_the_session_comparison_json_is_its_typed_context(tmp_path: Path, monkeypatch) -> None:
+    cfx.build(tmp_path / "root")
+    url = reverse("session-compare", args=[cfx.AGENT])
+    picker = _json(url)
+    assert shape_problems(picker, ComparePicker) == [] and len(picker["choices"]) == 2
+    monkeypatch.setattr(compare_selectors, "PAGE", 3)  # two pages: a cursor page too
+    first = _json(url, a=cfx.A, b=cfx.B)
+    assert shape_problems(first, SessionComparePage) == []
+    assert first["nodes"] and first["after"] is not None
+    assert all(r["a"] or r["b"] for r in first["rows"])
+    cursor = _json(url, a=cfx.A, b=cfx.B, after=str(first["after"]))
+    assert shape_problems(cursor, SessionComparePage) == [] and cursor["nodes"] is None
+    differences = _json(url, a=cfx.A, b=cfx.B, show="diff")
+    assert shape_problems(differences, SessionComparePage) == [] and differences["show"] == "diff"
+    tokens = _json(url, a=cfx.A, b=cfx.B, part="tokens")
+    assert shape_problems(tokens, CompareTokens) == [] and tokens["a"]["refs"] > 0
