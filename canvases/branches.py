@@ -30,7 +30,7 @@ from canvases.mermaid.branch import (
     file_number,
     next_free_number,
 )
-from canvases.messages import Said, reasons
+from canvases.messages import Said, reasons, said_notes
 from canvases.models import Revision
 from canvases.refused import EditConflict, EditRefused
 from canvases.services import _author, _run  # the one lock-and-recover wrapper of services
@@ -64,7 +64,7 @@ class BranchOutcome:
     revision: Revision
     id_map: dict[str, str]
     rows_copied: int
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # in the reader's language
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -248,7 +248,7 @@ def canvas_branch(
             revision=written.revision,
             id_map=branch.id_map,
             rows_copied=sum(len(v) for v in copied.values()),
-            notes=branch.notes,
+            notes=said_notes(branch.notes),
         )
 
     return _run(canvas, work)

@@ -20,6 +20,7 @@ from typing import Any
 from canvases.mermaid import EditError, EditResult, agent_view, edits, parse
 from canvases.mermaid.labels import truncate
 from canvases.mermaid.model import Canvas as Doc
+from canvases.mermaid.wording import Note
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 
 DEFAULT_TARGET = CANVAS_BUDGET_CHARS  # spec §4.6: the map-builder keeps a canvas near 4,000
@@ -162,7 +163,7 @@ def apply_steps(text: str, steps: object) -> EditResult:
         raise EditError("too_many_steps", count=len(steps), limit=MAX_STEPS)
     moved: dict[str, str] = {}
     removed: list[str] = []
-    notes: list[str] = []
+    notes: list[Note] = []
     current = text
     for step in steps:
         result = _step(current, step)

@@ -65,7 +65,7 @@ def engine_apply(text: str, op: str, params: dict[str, Any]) -> EditResult:
     try:
         return _dispatch(text, op, params)
     except EditError as exc:
-        raise EditRefused(Said.refusal(exc)) from None
+        raise EditRefused(Said.engine(exc)) from None
 
 
 def _dispatch(text: str, op: str, params: dict[str, Any]) -> EditResult:

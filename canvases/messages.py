@@ -14,7 +14,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
-from canvases.mermaid import refusals
+from canvases.mermaid import wording
 
 TEXTS: dict[str, Promise] = {
     # the canvas file and its index
@@ -155,27 +155,34 @@ TEXTS: dict[str, Promise] = {
 class Said:
     """A message by code with its values: text (in the active language) when ``str()``-ed.
 
-    The codes are this module's `TEXTS` and the engine's refusals (`canvases/mermaid/
-    refusals.py`, whose English words are translated here); the two share no code.
+    The codes are this module's `TEXTS` and the engine's refusals and notes (`canvases/mermaid/
+    wording.py`, whose English words are translated here); the two share no code.
     """
 
     __slots__ = ("code", "values")
 
     def __init__(self, code: str, **values: Any) -> None:
-        if code not in TEXTS and code not in refusals.TEXTS:
+        if code not in TEXTS and code not in wording.TEXTS:
             raise KeyError(f"no message {code!r} in canvases/messages.py")
         self.code = code
         self.values = values
 
     @classmethod
-    def refusal(cls, error: refusals.EditError) -> Said:
-        """What the engine refused, by its code, to be shown in the reader's language."""
-        return cls(error.code, **error.values)
+    def engine(cls, said: wording.EditError | wording.Note) -> Said:
+        """What the engine refused or noted, by its code, to be shown in the reader's language."""
+        return cls(said.code, **said.values)
 
     def __str__(self) -> str:
         words = TEXTS.get(self.code)
-        text = str(words) if words is not None else gettext(refusals.TEXTS[self.code])
+        if words is None:  # the engine's: formatted always, as wording.py formats them
+            return gettext(wording.TEXTS[self.code]) % self.values
+        text = str(words)
         return text % self.values if self.values else text
+
+
+def said_notes(notes: list[wording.Note]) -> list[str]:
+    """An edit's notes in the reader's language."""
+    return [str(Said.engine(note)) for note in notes]
 
     def __repr__(self) -> str:
         return f"Said({self.code!r}, {self.values!r})"

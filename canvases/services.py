@@ -31,7 +31,7 @@ from canvases.edit_ops import (
 from canvases.indexing import canvas_index_file, parsed, revision_record
 from canvases.live_rules import lines_for_live_agent
 from canvases.mermaid import agent_view, content_hash
-from canvases.messages import Said, reasons
+from canvases.messages import Said, reasons, said_notes
 from canvases.models import Revision
 from canvases.refused import EditConflict, EditRefused
 from canvases.row_plans import RowPlan
@@ -211,7 +211,7 @@ def _edit(
         reapplied=reapplied,
         rows_changed=written.rows_changed,
     )
-    outcome.warnings += result.notes
+    outcome.warnings += said_notes(result.notes)
     if deleted and live.live:
         outcome.warnings.append(str(Said("drop_confirmed")))
     if live.live and result.notes and not agent_view.read_meta(text).on_line_one:

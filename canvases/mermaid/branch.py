@@ -19,6 +19,7 @@ from .header import write_header
 from .id_statements import id_statement_text
 from .parser import parse
 from .patch import Patch
+from .wording import Note
 
 NUMBER_PREFIX = re.compile(r"^(\d+)-")
 ID_WITH_PREFIX = re.compile(r"^(n_)?(\d+)-(N\d+)$")
@@ -30,7 +31,7 @@ UNSAFE_LABEL = re.compile(r"[^\w\-]+")  # \w: letters of any script, digits, und
 class BranchText:
     text: str
     id_map: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
 
 
 def file_number(filename: str) -> int | None:

@@ -41,8 +41,8 @@ from .patch import (
     split_lines,
     statements_with,
 )
-from .refusals import EditError
 from .repair import repair_text
+from .wording import EditError, Note
 
 TIMESTAMP_IN_LABEL = re.compile(r"(?i)timestamp\s*[:：]\s*([^<\"\]\n]+)")
 
@@ -55,7 +55,7 @@ class EditResult:
     added_edges: list[tuple[str, str]] = field(default_factory=list)
     removed_edges: list[tuple[str, str]] = field(default_factory=list)
     diff: str = ""
-    notes: list[str] = field(default_factory=list)  # what the edit did beyond its op, for people
+    notes: list[Note] = field(default_factory=list)  # what the edit did beyond its op, for people
 
 
 # ---------------------------------------------------------------------------------------------

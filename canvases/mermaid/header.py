@@ -13,6 +13,7 @@ from .agent_view import META, AgentMeta, read_meta
 from .meta import format_braced, merge_keys
 from .model import Canvas
 from .patch import Patch
+from .wording import Note
 
 # Spellings of the keys the agent reads, as other writers and the L2 prompt's typos have them.
 AGENT_KEYS = {
@@ -26,24 +27,16 @@ AGENT_KEYS = {
     "updated_time": "updatedTime",
     "updated": "updatedTime",
 }
-FORM_NAMES = {
-    "loose": "loose `key: value` members the agent cannot parse",
-    "single_percent": "single percent signs `%{ … }%`, which the agent does not read",
-    "comment": "comment lines `%% key: value`, which the agent ignores",
-    "json": "JSON the agent cannot read where it stands",
-}
-
-
-def write_header(patch: Patch, doc: Canvas, updates: dict[str, object] | None = None) -> list[str]:
+def write_header(patch: Patch, doc: Canvas, updates: dict[str, object] | None = None) -> list[Note]:
     """Add to `patch` whatever makes line 1 the strict header with `updates`; returns notes."""
     agent = read_meta(doc.text)
     if agent.on_line_one and not updates:
         return []
-    notes: list[str] = []
+    notes: list[Note] = []
     if agent.readable:
         values = dict(agent.values)
         if not agent.on_line_one:
-            notes.append("rewrote the metadata header, which spanned several lines, as line 1")
+            notes.append(Note("header_rewrapped"))
     else:
         values = _agent_keys(dict(doc.meta.values), notes) or {"taskGoal": ""}
         notes.insert(0, _conversion_note(doc, agent))
@@ -52,28 +45,27 @@ def write_header(patch: Patch, doc: Canvas, updates: dict[str, object] | None = 
     return notes
 
 
-def _agent_keys(values: dict[str, object], notes: list[str]) -> dict[str, object]:
+def _agent_keys(values: dict[str, object], notes: list[Note]) -> dict[str, object]:
     """Other spellings of taskGoal/createdTime/updatedTime renamed to the agent's keys, in place."""
     result: dict[str, object] = {}
     for key, value in values.items():
         agent_key = AGENT_KEYS.get(key.lower(), key)
         if agent_key != key and agent_key not in values and agent_key not in result:
-            notes.append(f"renamed {key!r} to {agent_key!r}, the key the agent reads")
+            notes.append(Note("key_renamed", key=key, agent_key=agent_key))
             key = agent_key
         result[key] = value
     return result
 
 
-def _conversion_note(doc: Canvas, agent: AgentMeta) -> str:
-    if doc.meta.form == "none":
-        return (
-            "added a metadata line 1 (`%%{ … }%%`): without one the agent reads no task goal "
-            "and deletes a small canvas as an empty shell"
-        )
-    was = FORM_NAMES.get(doc.meta.form, doc.meta.form)
-    if doc.meta.form == "json":
-        was = f"{was}: {agent.problem}"
-    return f"wrote the metadata as strict JSON on line 1, where the agent reads it (was {was}); every value kept"
+def _conversion_note(doc: Canvas, agent: AgentMeta) -> Note:
+    form = doc.meta.form
+    if form == "none":
+        return Note("header_added")
+    if form == "json":
+        return Note("header_from_json", problem=agent.problem)
+    if form in ("loose", "single_percent", "comment"):
+        return Note(f"header_from_{form}")
+    return Note("header_from_other", form=form)
 
 
 def _place(patch: Patch, doc: Canvas, agent: AgentMeta, line: str) -> None:

@@ -10,13 +10,13 @@ import pytest
 from django.test import Client
 from django.utils import translation
 
-from canvases.mermaid import EditError, edits, refusals
-from canvases.messages import TEXTS, Said
+from canvases.mermaid import EditError, edits, wording
+from canvases.messages import TEXTS, Said, said_notes
 from intake.ingest import ingest_path
 
 
 def test_every_message_reads_in_both_languages_with_its_values() -> None:
-    for code, text in {**TEXTS, **refusals.TEXTS}.items():
+    for code, text in {**TEXTS, **wording.TEXTS}.items():
         names = re.findall(r"%\((\w+)\)[sr]", str(text))
         said = Said(code, **{name: f"<{name}>" for name in names})
         with translation.override("en"):
@@ -35,7 +35,7 @@ def test_an_unknown_code_is_a_programming_error() -> None:
 
 
 def test_the_engine_and_the_services_never_use_one_code_for_two_sentences() -> None:
-    assert not set(TEXTS) & set(refusals.TEXTS)
+    assert not set(TEXTS) & set(wording.TEXTS)
 
 
 def test_an_engine_refusal_is_english_alone_and_the_readers_language_in_the_app() -> None:
@@ -45,7 +45,7 @@ def test_an_engine_refusal_is_english_alone_and_the_readers_language_in_the_app(
     assert str(refused.value) == "there is already an edge A → B"  # no Django needed
     assert (refused.value.code, refused.value.values) == ("edge_exists", {"source": "A", "target": "B"})
     with translation.override("zh-hans"):
-        assert str(Said.refusal(refused.value)) == "已经有一条边 A → B"
+        assert str(Said.engine(refused.value)) == "已经有一条边 A → B"
 
 
 CANVAS = "/a/main/c/001-fix-login-timeout.mmd/"
@@ -85,3 +85,14 @@ def test_the_engines_refusal_reaches_a_chinese_reader_in_chinese_with_its_code(
     assert english.json()["error"] == "there is no node 'no-such-node' in this canvas"
     chinese = client.post(url, edit, HTTP_ACCEPT_LANGUAGE="zh-hans")
     assert chinese.json() == {**english.json(), "error": "此画布中没有节点 'no-such-node'"}
+
+
+def test_what_an_edit_did_beyond_its_op_is_noted_by_code_and_read_in_chinese() -> None:
+    text = '%% taskGoal: ship it\n%% progress: 60\nflowchart TD\n  A["a"] --> B["b"]\n'
+    result = edits.set_status(text, "A", "done")
+    note = result.notes[0]
+    assert note.code == "header_from_comment"
+    assert "comment lines `%% key: value`" in note  # the engine alone: English text
+    with translation.override("zh-hans"):
+        chinese = said_notes(result.notes)
+    assert chinese == ["已将元数据写为第 1 行的严格 JSON，智能体从那里读取（原为智能体会忽略的注释行 `%% key: value`）；所有值均保留"]

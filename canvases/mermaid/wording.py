@@ -1,9 +1,10 @@
-"""Why the engine refuses an edit: one code per reason, its English words here and only here.
+"""What the engine says to people: why it refuses an edit (`EditError`) and what an edit did
+beyond its op (a `Note`), one code each, the English words here and only here.
 
-The engine knows nothing of Django, so it raises `EditError(code, **values)`; `str()` of it is
-the English sentence (scripts, tests, the engine used alone). The web app shows it in the
-reader's language: `canvases.messages.Said` looks the code up in `TEXTS` and translates the
-words through gettext. `gettext_noop` below only marks the words for `make messages`
+The engine knows nothing of Django, so it raises `EditError(code, **values)` and returns notes
+made as `Note(code, **values)`; `str()` of either is the English sentence (scripts, tests, the
+engine used alone). The web app shows them in the reader's language: `canvases.messages.Said`
+looks the code up in `TEXTS` and translates the words through gettext. `gettext_noop` below only marks the words for `make messages`
 (xgettext extracts calls by that name); it returns them unchanged.
 """
 
@@ -74,15 +75,61 @@ TEXTS: dict[str, str] = {
     "duplicate_shares_line": gettext_noop(
         "another definition of %(node)s shares its line with an edge"
     ),
+    # notes: what an edit did to the metadata header beyond its op (mermaid/header.py)
+    "header_rewrapped": gettext_noop(
+        "rewrote the metadata header, which spanned several lines, as line 1"
+    ),
+    "header_added": gettext_noop(
+        "added a metadata line 1 (`%%%%{ … }%%%%`): without one the agent reads no task goal and "
+        "deletes a small canvas as an empty shell"
+    ),
+    "header_from_loose": gettext_noop(
+        "wrote the metadata as strict JSON on line 1, where the agent reads it (was loose "
+        "`key: value` members the agent cannot parse); every value kept"
+    ),
+    "header_from_single_percent": gettext_noop(
+        "wrote the metadata as strict JSON on line 1, where the agent reads it (was single "
+        "percent signs `%%{ … }%%`, which the agent does not read); every value kept"
+    ),
+    "header_from_comment": gettext_noop(
+        "wrote the metadata as strict JSON on line 1, where the agent reads it (was comment "
+        "lines `%%%% key: value`, which the agent ignores); every value kept"
+    ),
+    "header_from_json": gettext_noop(
+        "wrote the metadata as strict JSON on line 1, where the agent reads it (was JSON the "
+        "agent cannot read where it stands: %(problem)s); every value kept"
+    ),
+    "header_from_other": gettext_noop(
+        "wrote the metadata as strict JSON on line 1, where the agent reads it (was %(form)s); "
+        "every value kept"
+    ),
+    "key_renamed": gettext_noop("renamed %(key)r to %(agent_key)r, the key the agent reads"),
 }
+
+
+def _words(code: str, values: dict[str, object]) -> str:
+    if code not in TEXTS:
+        raise KeyError(f"no wording {code!r} in canvases/mermaid/wording.py")
+    return TEXTS[code] % values
 
 
 class EditError(ValueError):
     """An edit that cannot be applied: a code of `TEXTS` and the values its words name."""
 
     def __init__(self, code: str, **values: object) -> None:
-        if code not in TEXTS:
-            raise KeyError(f"no refusal {code!r} in canvases/mermaid/refusals.py")
-        super().__init__(TEXTS[code] % values if values else TEXTS[code])
+        super().__init__(_words(code, values))
         self.code = code
         self.values = values
+
+
+class Note(str):
+    """What an edit did beyond its op: its English sentence, with the code and values it was
+    made from (a `str`, so the engine's callers and JSON take it as text)."""
+
+    code: str
+    values: dict[str, object]
+
+    def __new__(cls, code: str, **values: object) -> Note:
+        note = super().__new__(cls, _words(code, values))
+        note.code, note.values = code, values
+        return note
