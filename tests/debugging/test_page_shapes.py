@@ -12,6 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from debugging import compare_selectors
+from debugging.list_selectors import BadgeSlots, SessionsPage, session_badge_slots
 from debugging.page_types import (
     AgentDiagnosticsPage,
     ComparePicker,
@@ -87,6 +88,19 @@ def test_diagnostics_ledgers_and_reports_json_are_their_typed_contexts(tmp_path:
     assert troubled["per_session"] and all(s["findings"] for s in troubled["per_session"])
     badges = _json(reverse("session-diagnostics", args=["troubled", dfx.BAD]))["badges"]
     assert badges and evidence > 5  # the shapes were checked on real findings, not empty lists
+
+
+def test_the_sessions_list_and_the_agent_pages_badge_slots_are_their_typed_contexts(
+    tmp_path: Path,
+) -> None:
+    dfx.build(tmp_path / "root")
+    listed = _json(reverse("sessions-list"), sort="findings")
+    assert shape_problems(listed, SessionsPage) == [] and listed["sort"] == "findings"
+    assert any(s["findings"] for s in listed["sessions"]) and listed["diagnoses"]
+    slots = session_badge_slots(Agent.objects.get(slug="troubled"))
+    assert shape_problems(slots, BadgeSlots) == [] and any(b["findings"] for b in slots["badges"])
+    page = Client().get(reverse("agent-session-badges", args=["troubled"])).content.decode()
+    assert all(f'id="{b["slot"]}" hx-swap-oob="true"' in page for b in slots["badges"])
 
 
 def test_the_session_comparison_json_is_its_typed_context(tmp_path: Path, monkeypatch) -> None:
