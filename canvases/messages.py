@@ -173,19 +173,19 @@ class Said:
         return cls(said.code, **said.values)
 
     def __str__(self) -> str:
+        # Both tables' words are %-formatted always, with or without values (a literal percent
+        # sign is written %%), as wording.py formats the engine's.
         words = TEXTS.get(self.code)
-        if words is None:  # the engine's: formatted always, as wording.py formats them
-            return gettext(wording.TEXTS[self.code]) % self.values
-        text = str(words)
-        return text % self.values if self.values else text
+        text = gettext(wording.TEXTS[self.code]) if words is None else str(words)
+        return text % self.values
+
+    def __repr__(self) -> str:
+        return f"Said({self.code!r}, {self.values!r})"
 
 
 def said_notes(notes: list[wording.Note]) -> list[str]:
     """An edit's notes in the reader's language."""
     return [str(Said.engine(note)) for note in notes]
-
-    def __repr__(self) -> str:
-        return f"Said({self.code!r}, {self.values!r})"
 
 
 def reasons(items: list[str]) -> str:

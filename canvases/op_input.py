@@ -6,6 +6,9 @@ branching and resume declare theirs here. Every op also reads `confirm_live` (a 
 anyway" to a live agent). A form sends text only: a list comes as repeated or comma-separated
 values, a number as digits, a step as a JSON object, and an unticked box sends nothing (no);
 a JSON body sends the values themselves, and a flag it leaves out takes the field's default.
+
+A body or a field that cannot be read is refused with an `EditRefused`, which is the floor's
+`InputRefused` (memviz/input_refused.py): a view of another app (reviews) catches it as that.
 """
 
 from __future__ import annotations

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from canvases.messages import Said
+from memviz.input_refused import InputRefused
 
 
-class EditRefused(Exception):
+class EditRefused(InputRefused):
     """A bad request (unknown node, empty merge, vanished file…); nothing was written. Its
     argument is the reason: a `Said` (canvases/messages.py: a code, shown in the reader's
-    language by ``str()``) or the engine's own text."""
-
-    status = 400
+    language by ``str()``) or the engine's own text. An `InputRefused` (memviz/input_refused.py),
+    so the views of other apps answer the refusals of reading a request's fields
+    (canvases/op_input.py) as their own; status 400 unless a subclass says otherwise."""
 
     @property
     def code(self) -> str | None:

@@ -179,7 +179,8 @@ def canvas_apply_edit(
 def _edit(
     canvas: Canvas, op: str, params: dict[str, Any], base_hash: str, user: Any
 ) -> EditOutcome:
-    params = read_input(op, params)  # a request's, or a revision's when it is re-applied
+    """`op` on the canvas as it is on disk; `params` already read by `read_input` (a request's,
+    or a revision's stored input when it is re-applied)."""
     text, current = _read_disk(canvas)
     reapplied = False
     if current != base_hash:
@@ -353,7 +354,8 @@ def canvas_reapply(
         live = liveness.agent_live(fresh.agent)
         if live.live and not confirm_live:
             raise EditConflict(Said("reapply_while_live", reasons=reasons(live.reasons)))
-        return _edit(fresh, revision.op, {**params, "confirm_live": confirm_live}, current, user)
+        params = read_input(revision.op, {**params, "confirm_live": confirm_live})
+        return _edit(fresh, revision.op, params, current, user)
 
     return _run(canvas, work)
 

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from canvases.op_input import request_data
-from canvases.refused import EditRefused
+from memviz.input_refused import InputRefused
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from reviews import selectors, services
@@ -28,11 +28,9 @@ from sessions.selectors import agent_get
 
 
 def _fields(request: HtmxHttpRequest) -> dict[str, Any]:
-    """The form's fields, or a JSON object body's (read as every write reads its body)."""
-    try:
-        data = request_data(request)
-    except EditRefused as exc:
-        raise ReviewRefused(str(exc)) from None
+    """The form's fields, or a JSON object body's (read as every write reads its body; a body
+    that cannot be read is refused with `InputRefused`)."""
+    data = request_data(request)
     return {k: data.get(k) for k in data if k != "csrfmiddlewaretoken"}
 
 
@@ -83,7 +81,7 @@ def _write(
     back = reverse("agent-review", args=[agent])
     try:
         data = _fields(request)
-    except ReviewRefused as exc:
+    except InputRefused as exc:
         return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
     htmx: Callable[[Outcome], HttpResponse] | None = None
     try:

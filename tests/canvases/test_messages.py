@@ -96,3 +96,17 @@ def test_what_an_edit_did_beyond_its_op_is_noted_by_code_and_read_in_chinese() -
     with translation.override("zh-hans"):
         chinese = said_notes(result.notes)
     assert chinese == ["已将元数据写为第 1 行的严格 JSON，智能体从那里读取（原为智能体会忽略的注释行 `%% key: value`）；所有值均保留"]
+
+
+def test_a_said_shows_its_code_and_reads_with_and_without_values() -> None:
+    said = Said("no_such_revision", number=3)
+    assert repr(said) == "Said('no_such_revision', {'number': 3})"
+    assert repr(Said("db_busy")) == "Said('db_busy', {})"
+    with translation.override("en"):
+        # the app's words and the engine's, each with values and without
+        assert str(said) == "there is no revision 3"
+        assert str(Said("db_busy")) == "the database was busy and nothing was written; try again"
+        assert str(Said("edge_exists", source="A", target="B")) == "there is already an edge A → B"
+        assert str(Said("title_empty")) == "the title cannot be empty"
+        # a literal percent sign, written %% in the table, reads as one without values too
+        assert "`%%{ … }%%`" in str(Said("header_added"))

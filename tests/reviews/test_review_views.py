@@ -118,3 +118,18 @@ def test_json_twins_and_the_filter(root: Path) -> None:
     redrawn = client.post("/a/troubled/review/queue/", gone, headers={"HX-Request": "true"})
     queue = one(BeautifulSoup(redrawn.content, "html.parser"), "section#review-queue")
     assert "no longer in the review queue" in one(queue, ".warn").get_text()
+
+
+def test_a_body_that_cannot_be_read_is_refused_as_every_write_refuses_it(root: Path) -> None:
+    """The review writes read their body as canvases' writes do (canvases/op_input.py), and
+    answer its refusal (memviz/input_refused.py) with its reason and status, writing nothing."""
+    client = Client()
+    client.force_login(User.objects.create_user("ann"))
+    for body, error in [
+        ("{not json", "the request body is not valid JSON"),
+        ('["a list"]', "the request body must be a JSON object"),
+    ]:
+        answer = client.post("/a/troubled/review/note/", body, content_type="application/json")
+        assert answer.status_code == 400
+        assert answer.json() == {"error": error, "status": 400}
+    assert not ReviewNote.objects.exists()
