@@ -78,7 +78,7 @@ ZOOM = """async ([viewKind, steps]) => {
   const frames = [];
   let apply;
   if (viewKind === "memviz") {
-    const view = memvizCanvas.view(), model = memvizCanvas.model();
+    const view = mv.canvas.view(), model = mv.canvas.model();
     const start = view.scale(), end = Math.min(start, 0.5 * Math.min(1400 / model.width, 900 / model.height));
     apply = (k, cx, cy) => view.gestureTo(k, cx, cy);
     var from = start, to = end, cx = model.width / 2, cy = model.height / 2;
@@ -170,9 +170,13 @@ class Server:
                 time.sleep(0.1)
         raise RuntimeError("daphne did not start")
 
-    def mermaid_url(self) -> str:
+    def static_url(self, name: str) -> str:
+        """A static file's hashed URL, as the pages name it."""
         manifest = json.loads((REPO / "staticfiles" / "staticfiles.json").read_text())
-        return "/static/" + manifest["paths"]["vendor/mermaid/mermaid.min.js"]
+        return "/static/" + manifest["paths"][name]
+
+    def mermaid_url(self) -> str:
+        return self.static_url("vendor/mermaid/mermaid.min.js")
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -207,7 +211,7 @@ def bare_first(browser, server: Server, body: str, timeout_s: float):
 def click_panel(page) -> list[float]:
     return page.evaluate(
         """async () => {
-      const view = memvizCanvas.view(), model = memvizCanvas.model(), r = view.visibleRect();
+      const view = mv.canvas.view(), model = mv.canvas.model(), r = view.visibleRect();
       const ids = model.order.filter((id) => { const b = model.boxes.get(id);
         return !model.leaves.get(id).summary && b.x > r.x && b.x < r.x + r.w && b.y > r.y && b.y < r.y + r.h; }).slice(0, 5);
       const times = [];
@@ -239,9 +243,9 @@ def edit_rerender(page, count: int) -> list[float]:
         times.append(
             page.evaluate(
                 """async (note) => {
-          const model = memvizCanvas.model(), r = memvizCanvas.view().visibleRect();
+          const model = mv.canvas.model(), r = mv.canvas.view().visibleRect();
           const id = model.order.find((i) => !model.leaves.get(i).summary);
-          memvizCanvas.select([id]);
+          mv.canvas.select([id]);
           const before = Number(document.body.dataset.renderCount);
           const form = document.querySelector('.op-form[data-form="annotate"]');
           form.hidden = false;
@@ -269,6 +273,8 @@ def log_in(context, server: Server, next_url: str):
     page.click("button.primary")
     page.wait_for_url(f"**{next_url}")
     page.wait_for_function("document.body.dataset.shownAt", timeout=120_000)
+    # the page's canvas API (canvas.js exports it; memviz sets no globals), as window.mv.canvas
+    page.evaluate("async (url) => { window.mv = { canvas: (await import(url)).canvas }; }", server.static_url("js/canvas.js"))
     return page
 
 
@@ -333,7 +339,7 @@ def measure(browser, server: Server, name: str, text: str, runs: int, bare: bool
         row["edits"] = edit_rerender(page, 2 if quick else 5)
         row["edit"] = median(row["edits"])
     if "zoom" in parts:
-        page.evaluate("memvizCanvas.setCollapsed([])")
+        page.evaluate("mv.canvas.setCollapsed([])")
         frames = page.evaluate(ZOOM, ["memviz", zoom_steps])
         row["frame"], row["frame_p95"] = statistics.mean(frames), p95(frames)
     context.close()

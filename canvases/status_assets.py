@@ -60,7 +60,7 @@ def status_css() -> str:
 
 
 def status_script() -> str:
-    """`window.memvizStatuses`: the word lists the drawing scripts use."""
+    """The module `statuses.js`: the word lists the drawing scripts import."""
     data = {
         "vocabulary": list(STATUS_VOCABULARY),
         "urgency": list(URGENCY),
@@ -68,7 +68,7 @@ def status_script() -> str:
     }
     return (
         f"// {_HEAD}\n"
-        f"window.memvizStatuses = Object.freeze({json.dumps(data, separators=(', ', ': '))});\n"
+        f"export const statuses = Object.freeze({json.dumps(data, separators=(', ', ': '))});\n"
     )
 
 

@@ -1,6 +1,7 @@
 """The offline file itself: one HTML document that needs no network and runs no foreign script.
 
-Plain Python. Its CSS and scripts are memviz's own static files, inlined; the data is JSON in a
+Plain Python. Its CSS and script are memviz's own static files, inlined (the script modules joined
+by `offline_script`); the data is JSON in a
 ``<script type="application/json">`` (not executable; ``<``, ``>``, ``&`` escaped so no text
 can close it). A ``<meta>`` Content-Security-Policy allows exactly the inline scripts by their
 SHA-256, so even markup that slipped through sanitizing could not run, and forbids every fetch,
@@ -16,7 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-SCRIPTS = ("js/statuses.js", "js/canvas-layout.js", "js/canvas-shapes.js", "js/canvas-draw.js", "js/offline.js")
+from debugging import offline_script
+
 STYLES = ("css/memviz.css", "css/statuses.css", "css/debug.css", "css/offline.css")
 _JSON_ESCAPES = {ord("<"): "\\u003C", ord(">"): "\\u003E", ord("&"): "\\u0026"}
 
@@ -42,7 +44,7 @@ def policy(scripts: list[str]) -> str:
 def document(
     payload: dict[str, Any], *, strings: dict[str, str], assets: Path, lang: str = "en"
 ) -> str:
-    scripts = [_asset(assets, name) for name in SCRIPTS]
+    scripts = [offline_script.joined(lambda name: _asset(assets, name))]
     for text in scripts:
         if "</script" in text.lower():  # would end the inline element early
             raise ValueError("a static script holds </script")

@@ -340,7 +340,7 @@ STATIC_ROOT = BASE_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "memviz.static_storage.StaticStorage"},
 }
 STATICFILES_FINDERS = [
     "django.contrib.staticfiles.finders.FileSystemFinder",

@@ -1,10 +1,11 @@
 // The token ledger over time, drawn with uPlot: cumulative refs and summaries, and the canvas and
 // injected block as they stood, on a log scale (refs are often 100x the canvas).
-(function () {
-  "use strict";
-  const box = document.getElementById("ledger-chart");
-  const series = JSON.parse(document.getElementById("ledger-series").textContent);
-  if (!box || !series.t.length) { document.body.dataset.ledgerChart = "empty"; return; }
+const box = document.getElementById("ledger-chart");
+const series = JSON.parse(document.getElementById("ledger-series").textContent);
+if (!box || !series.t.length) document.body.dataset.ledgerChart = "empty";
+else chart(box, series);
+
+function chart(box, series) {
   const pos = (values) => values.map((v) => (v > 0 ? v : null));
   const labels = box.dataset;
   // The one time rule: the axis shows the agent's own clock (its UTC offset), as its stamps do.
@@ -32,4 +33,4 @@
   const plot = new uPlot(options, [series.t, pos(series.refs), pos(series.summaries), pos(series.canvas), pos(series.block)], box);
   window.addEventListener("resize", () => plot.setSize({ width: Math.max(320, box.clientWidth), height: 340 }));
   document.body.dataset.ledgerChart = "ok";
-})();
+}

@@ -1,11 +1,12 @@
 // Live page updates over Channels websockets (issue 5): the agent, session and canvas pages follow
 // what the watcher or the push stream ingests, without reloading. No-op on pages of no agent.
-(function () {
-  "use strict";
-  const body = document.body;
-  const t = window.memvizText;
-  const agent = body.dataset.liveAgent;
-  if (!agent || !("WebSocket" in window)) return;
+import { t } from "./ui-text.js";
+
+const body = document.body;
+const agent = body.dataset.liveAgent;
+
+// the websocket and what each message swaps, on a page of an agent
+function follow() {
   const canvas = body.dataset.liveCanvas || "";
   const path = location.pathname;
   const sessionMatch = /\/a\/[^/]+\/s\/([^/]+)\/$/.exec(path);
@@ -115,10 +116,9 @@
     const editor = document.getElementById("editor");
     if (!editor || !window.htmx) return false;
     keepViewNext = true;
-    const picked = window.memvizCanvas && window.memvizCanvas.selection ? window.memvizCanvas.selection() : [];
     htmx.ajax("GET", location.pathname + location.search, { source: editor, target: editor, swap: "outerHTML" })
       .then(() => {
-        if (picked.length && window.memvizCanvas.select) window.memvizCanvas.select(picked);
+        document.dispatchEvent(new CustomEvent("memviz:editor-refreshed")); // canvas.js marks its selection again
         refreshNodePanel();
       });
     return true;
@@ -216,5 +216,6 @@
     };
   }
   connect();
-  window.memvizLive = { reconnect: () => socket && socket.close() };
-})();
+}
+
+if (agent && "WebSocket" in window) follow();

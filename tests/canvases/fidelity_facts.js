@@ -2,6 +2,7 @@
 // page (tests/canvases/test_fidelity.py): nodes (text, shape, colours, bold/italic, group), edges
 // (ends, ends' markers, label, stroke colour), label coverage and direction. Layout is free.
 async (items) => {
+  const drawing = await import("/static/js/canvas-draw.js"); // memviz's renderer, a module
   mermaid.initialize({ startOnLoad: false, securityLevel: "strict" });
   const squash = (s) => (s || "").replace(/\s+/g, "");
   const box = (el) => { const r = el.getBoundingClientRect(); return { x: r.x + r.width / 2, y: r.y + r.height / 2, w: r.width, h: r.height }; };
@@ -115,12 +116,12 @@ async (items) => {
   }
 
   function viaMemviz(scene, k, host) {
-    const sc = memvizDraw.normalize(scene);
-    const drawn = memvizDraw.draw(sc, { collapsed: new Set(), title: "canvas", idPrefix: "fv" + k });
+    const sc = drawing.normalize(scene);
+    const drawn = drawing.draw(sc, { collapsed: new Set(), title: "canvas", idPrefix: "fv" + k });
     host.innerHTML = drawn.svg;
     const root = host.querySelector("svg");
     for (const g of root.querySelectorAll("g.node[data-memviz-id]")) g.insertAdjacentHTML("beforeend", drawn.model.labels.get(g.dataset.memvizId));
-    memvizDraw.applyCss(root);
+    drawing.applyCss(root);
     const nodes = {};
     for (const g of root.querySelectorAll("g.node[data-memviz-id]")) {
       const shape = g.querySelector(".shape");

@@ -12,6 +12,7 @@ import pytest
 from canvases.mermaid.mermaid_source import mermaid_source
 from intake.ingest import ingest_path
 from tests.conftest import SCREENSHOTS
+from tests.page_modules import expose
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -56,6 +57,7 @@ def covered(svg: str) -> set[int]:
 def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_server, page, canvas_file: Path, tmp_path: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/{FILE}/")
     page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page)
 
     whole = export(page, "all-svg", tmp_path).read_text(encoding="utf-8")
     assert whole.startswith("<svg") and "<style>" in whole
@@ -68,7 +70,7 @@ def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_s
     assert len(re.findall(r'class="node ', whole)) == 5
 
     view_svg = export(page, "view-svg", tmp_path).read_text(encoding="utf-8")
-    box = page.evaluate("memvizCanvas.view().visibleRect()")
+    box = page.evaluate("mv.canvas.view().visibleRect()")
     found = re.search(r'viewBox="([^"]+)"', view_svg)
     assert found is not None, view_svg[:200]
     view_box = [float(v) for v in found.group(1).split()]
@@ -76,7 +78,7 @@ def test_export_view_and_whole_canvas_as_svg_and_png_and_the_mermaid_text(live_s
 
     png = export(page, "all-png", tmp_path)
     width, height = png_size(png)
-    model = page.evaluate("[memvizCanvas.model().width, memvizCanvas.model().height]")
+    model = page.evaluate("[mv.canvas.model().width, mv.canvas.model().height]")
     assert width == pytest.approx((model[0] + 32) * 2, abs=2) and height == pytest.approx((model[1] + 32) * 2, abs=2)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     (SCREENSHOTS / "canvas-export-whole.png").write_bytes(png.read_bytes())

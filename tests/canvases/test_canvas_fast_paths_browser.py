@@ -20,6 +20,7 @@ from intake.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER
 from tests.canvases.browser_login import log_in as sign_in
 from tests.conftest import SCREENSHOTS
+from tests.page_modules import expose
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -45,6 +46,7 @@ def data(fixtures_root: Path, django_user_model) -> Path:
 def log_in(page, live_server, next_url: str) -> None:
     sign_in(page, live_server, next_url)
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page)
 
 
 def shot(page, name: str) -> None:
@@ -54,7 +56,7 @@ def shot(page, name: str) -> None:
 
 def first_drawn_node(page) -> str:
     return page.evaluate(
-        """() => { const m = memvizCanvas.model(), r = memvizCanvas.view().visibleRect();
+        """() => { const m = mv.canvas.model(), r = mv.canvas.view().visibleRect();
         return m.order.find((id) => { const b = m.boxes.get(id);
           return !m.leaves.get(id).summary && b.x > r.x && b.x < r.x + r.w && b.y > r.y && b.y < r.y + r.h; }); }"""
     )
@@ -95,12 +97,12 @@ def test_an_edit_swaps_only_what_changed_and_keeps_view_tools_and_undo(live_serv
     # state that a whole-editor swap would lose: typed find text, the map tools, the view
     page.fill("#canvas-search", "zzz-not-a-node")
     page.evaluate("() => { window.__tools = document.querySelector('#diagram .map-tools'); }")
-    page.evaluate("(id) => memvizCanvas.view().focusNode(id)", node)
-    view_before = page.evaluate("memvizCanvas.view().state()")
+    page.evaluate("(id) => mv.canvas.view().focusNode(id)", node)
+    view_before = page.evaluate("mv.canvas.view().state()")
     renders = int(page.evaluate("document.body.dataset.renderCount"))
 
     page.evaluate("() => document.activeElement.blur()")  # leave the find box as it is
-    page.evaluate("(id) => memvizCanvas.select([id])", node)
+    page.evaluate("(id) => mv.canvas.select([id])", node)
     page.keyboard.press("a")
     page.locator('.op-form[data-form="annotate"] textarea').fill("re-check the totals")
     page.locator('.op-form[data-form="annotate"] button[type=submit]').click()
@@ -118,7 +120,7 @@ def test_an_edit_swaps_only_what_changed_and_keeps_view_tools_and_undo(live_serv
     assert page.locator(".op-form:visible").count() == 0
     assert page.input_value('.op-form[data-form="annotate"] textarea') == ""
     # the drawing is new, in the same view; the list item and the open panel show the note
-    view_after = page.evaluate("memvizCanvas.view().state()")
+    view_after = page.evaluate("mv.canvas.view().state()")
     assert abs(view_after["k"] - view_before["k"]) < 1e-6
     assert page.locator(f'#node-item-{node} .badge.note').count() == 1
     page.locator("#node-panel", has_text="re-check the totals").wait_for()
@@ -148,7 +150,7 @@ def test_a_conflicting_edit_gets_the_whole_editor_back(live_server, page, data: 
     renders = int(page.evaluate("document.body.dataset.renderCount"))
     # a page based on a text memviz never saw (409): the answer is the editor on the file's text
     page.evaluate("() => { document.getElementById('editor').dataset.hash = 'sha256:' + '0'.repeat(64); }")
-    page.evaluate("(id) => memvizCanvas.select([id])", node)
+    page.evaluate("(id) => mv.canvas.select([id])", node)
     page.keyboard.press("a")
     page.locator('.op-form[data-form="annotate"] textarea').fill("too late")
     page.locator('.op-form[data-form="annotate"] button[type=submit]').click()
@@ -165,6 +167,7 @@ def test_a_conflicting_edit_gets_the_whole_editor_back(live_server, page, data: 
 def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, page, data: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page)
     node = first_drawn_node(page)
     page.locator(f'#diagram g.node[data-memviz-id="{node}"]').click()
     page.locator(f'#node-panel .node-detail[data-node="{node}"]').wait_for()
@@ -182,7 +185,7 @@ def test_a_click_opens_the_panel_with_the_selection_and_the_url(live_server, pag
     )
     assert layers[0].startswith("matrix(") and layers[1] == layers[0]  # moved together
     assert_ring_around(page, node)
-    page.evaluate("memvizCanvas.view().zoomIn()")
+    page.evaluate("mv.canvas.view().zoomIn()")
     page.wait_for_timeout(300)
     assert_ring_around(page, node)
     page.keyboard.press("Escape")
@@ -239,6 +242,7 @@ def test_a_long_dotted_edge_is_drawn_in_joined_pieces_with_one_arrowhead(live_se
     # big canvas is drawn in pieces (canvas-draw.js, DASH_PIECE) that must still read as one edge.
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page)
     edges = page.evaluate(
         """() => { const byEdge = new Map();
         for (const p of document.querySelectorAll('#diagram svg.mc path.edge-dotted')) {
@@ -262,6 +266,7 @@ def test_a_long_dotted_edge_is_drawn_in_joined_pieces_with_one_arrowhead(live_se
 def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/{BIG}/?collapsed=")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page)
     host = page.locator("#diagram .mermaid-host").bounding_box()
     # a drag: while it lasts the <svg> moves as one layer and the drawing is not redrawn
     x, y = host["x"] + host["width"] / 2, host["y"] + host["height"] / 2
@@ -270,12 +275,12 @@ def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: 
         """{ cls: svg.classList.contains('moving'), css: svg.style.transform,
              content: svg.querySelector('.mc-content').getAttribute('transform') }""",
         before="""{ content: svg.querySelector('.mc-content').getAttribute('transform'),
-                    pan: memvizCanvas.view().state().pan }""",
+                    pan: mv.canvas.view().state().pan }""",
     )
     pan_before = before["pan"]
     assert moving["cls"] and moving["css"].startswith("matrix(")
     assert moving["content"] == before["content"]
-    state = page.evaluate("memvizCanvas.view().state()")
+    state = page.evaluate("mv.canvas.view().state()")
     assert abs(state["pan"]["x"] - pan_before["x"] + 120) < 2 and abs(state["pan"]["y"] - pan_before["y"] + 80) < 2
     settled = page.evaluate(
         """() => { const svg = document.querySelector('#diagram svg.mc');
@@ -289,7 +294,7 @@ def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: 
     # must not see the layer's CSS transform while it moves)
     px, py = host["x"] + 300, host["y"] + 200
     under = page.evaluate(
-        "([x, y]) => { const s = memvizCanvas.view().state(); return [(x - s.pan.x) / s.k, (y - s.pan.y) / s.k]; }",
+        "([x, y]) => { const s = mv.canvas.view().state(); return [(x - s.pan.x) / s.k, (y - s.pan.y) / s.k]; }",
         [300, 200],
     )
     page.mouse.move(px, py)
@@ -298,7 +303,7 @@ def test_pan_and_zoom_move_one_layer_then_settle_crisp(live_server, page, data: 
         page.wait_for_timeout(30)
     page.wait_for_function("() => !document.querySelector('#diagram svg.mc').classList.contains('moving')")
     after = page.evaluate(
-        "([x, y]) => { const s = memvizCanvas.view().state(); return [(x - s.pan.x) / s.k, (y - s.pan.y) / s.k, s.k]; }",
+        "([x, y]) => { const s = mv.canvas.view().state(); return [(x - s.pan.x) / s.k, (y - s.pan.y) / s.k, s.k]; }",
         [300, 200],
     )
     assert after[2] > state["k"] * 1.2

@@ -19,6 +19,7 @@ from canvases.mermaid.samples import sample_canvas
 from intake.ingest import ingest_path
 from sessions.models import AgentSession
 from tests.conftest import SCREENSHOTS
+from tests.page_modules import expose
 
 if TYPE_CHECKING:
     from playwright.sync_api import ViewportSize
@@ -71,6 +72,7 @@ def data(fixtures_root: Path) -> Path:
 def open_canvas(page, url: str, name: str, hash_: str = ""):
     page.goto(f"{url}/a/main/c/{name}/{hash_}")
     until(page, RENDERED, 30)
+    expose(page)
     page.wait_for_timeout(250)  # the view settles (its motion timer)
 
 
@@ -105,7 +107,7 @@ def visible(page, node_id: str) -> bool:
 
 
 def leaves(page) -> list[str]:
-    return page.evaluate("[...memvizCanvas.model().leaves.keys()]")
+    return page.evaluate("[...mv.canvas.model().leaves.keys()]")
 
 
 def box_bottom(page) -> float:
@@ -113,7 +115,7 @@ def box_bottom(page) -> float:
 
 
 def transform(page) -> list[float]:
-    return page.evaluate("(() => { const s = memvizCanvas.view().state(); return [s.k, s.pan.x, s.pan.y]; })()")
+    return page.evaluate("(() => { const s = mv.canvas.view().state(); return [s.k, s.pan.x, s.pan.y]; })()")
 
 
 @pytest.mark.parametrize("size", [(1400, 1000), (1280, 720)])
@@ -127,7 +129,7 @@ def test_a_small_canvas_opens_whole_when_it_fits_and_fit_is_stable(live_server, 
         ids = leaves(page)
         assert len(ids) == 6
         assert box_bottom(page) <= size[1]  # the drawing's box is not taller than the window below its top
-        px = page.evaluate("memvizCanvas.view().scale() * 16")
+        px = page.evaluate("mv.canvas.view().scale() * 16")
         if size[1] >= 1000:
             assert not [i for i in ids if not visible(page, i)]  # opened whole
             assert px >= 8  # at a legible size
@@ -156,7 +158,7 @@ def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_serve
     page.locator("#canvas-search").press("Enter")
     page.locator(f'#node-panel .node-detail[data-node="{target}"]').wait_for(timeout=10000)
     assert visible(page, target)
-    assert page.evaluate("memvizCanvas.view().scale() * 16") >= 11
+    assert page.evaluate("mv.canvas.view().scale() * 16") >= 11
     # the node list, after zooming out
     for _ in range(4):
         page.locator("[data-zoom=out]").click()
@@ -170,7 +172,7 @@ def test_every_way_to_a_node_moves_the_view_after_expand_all_and_zoom(live_serve
         page.locator("[data-zoom=in]").click()
     third = "901-N640"
     page.evaluate("(id) => { location.hash = 'node=' + id; }", third)
-    until(page, f"memvizCanvas.selection().join() === '{third}'")
+    until(page, f"mv.canvas.selection().join() === '{third}'")
     assert visible(page, third)
     shot(page, "first-view-expanded-find.png")
     assert not page.errors
@@ -186,6 +188,7 @@ def test_a_deep_link_opens_at_its_node(live_server, page, data) -> None:
     page.locator('a[href*="#node=901-N402"]').first.click()
     page.wait_for_url("**/c/901-big-1000.mmd/**")
     until(page, RENDERED, 30)
+    expose(page)
     page.locator('#node-panel .node-detail[data-node="901-N402"]').wait_for(timeout=10000)
     assert visible(page, "901-N402")
 
@@ -223,6 +226,7 @@ def test_every_page_fits_a_390_pixel_phone(live_server, chromium_launch, data) -
             page.wait_for_load_state("load")
             if "canvas" in name:
                 until(page, RENDERED, 30)
+                expose(page)
             width = page.evaluate("document.scrollingElement.scrollWidth")
             if width > 390:
                 wide[name] = (width, page.evaluate(WIDEST_JS))

@@ -15,6 +15,7 @@ import pytest
 from canvases.mermaid.samples import sample_canvas
 from intake.ingest import ingest_path
 from tests.conftest import SCREENSHOTS
+from tests.page_modules import expose
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -61,6 +62,7 @@ def data(fixtures_root: Path, django_user_model) -> Path:
 def open_canvas(page, live_server, name: str, query: str = "", hash_: str = ""):
     page.goto(f"{live_server.url}/a/main/c/{name}/{query}{hash_}")
     page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "nav")
 
 
 def shot(page, name: str, full_page: bool = False) -> None:
@@ -70,7 +72,7 @@ def shot(page, name: str, full_page: bool = False) -> None:
 
 def in_view(page, node_id: str) -> bool:
     return page.evaluate(
-        """(id) => { const v = memvizCanvas.view(), b = memvizCanvas.model().boxes.get(id);
+        """(id) => { const v = mv.canvas.view(), b = mv.canvas.model().boxes.get(id);
         if (!b) return false; const r = v.visibleRect();
         return b.x > r.x && b.x < r.x + r.w && b.y > r.y && b.y < r.y + r.h; }""",
         node_id,
@@ -78,7 +80,7 @@ def in_view(page, node_id: str) -> bool:
 
 
 def on_screen_font_px(page) -> float:
-    return page.evaluate("memvizCanvas.view().scale() * 16")
+    return page.evaluate("mv.canvas.view().scale() * 16")
 
 
 def url_state(page) -> tuple[list[str] | None, str]:
@@ -90,7 +92,7 @@ def url_state(page) -> tuple[list[str] | None, str]:
 
 def test_a_big_flat_canvas_opens_as_a_readable_overview_around_the_doing_node(live_server, page, data) -> None:
     open_canvas(page, live_server, FLAT)
-    scene = page.evaluate("memvizCanvas.scene()")
+    scene = page.evaluate("mv.canvas.scene()")
     drawn = int(page.evaluate("document.body.dataset.drawnNodes"))
     assert len(scene["nodes"]) == 1000
     assert drawn < 100  # groups of consecutive nodes, one of them open
@@ -100,12 +102,12 @@ def test_a_big_flat_canvas_opens_as_a_readable_overview_around_the_doing_node(li
     assert in_view(page, newest["id"])
     # the minimap shows the whole drawing and the part on screen; a click there moves the view
     assert page.locator("#diagram .minimap svg rect.mm-node").count() == drawn
-    before = page.evaluate("memvizCanvas.view().visibleRect()")
+    before = page.evaluate("mv.canvas.view().visibleRect()")
     box = page.locator("#diagram .minimap").bounding_box()
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + 8)
-    after = page.evaluate("memvizCanvas.view().visibleRect()")
+    after = page.evaluate("mv.canvas.view().visibleRect()")
     assert abs(after["y"] - before["y"]) > 10
-    page.evaluate("(id) => memvizCanvas.reveal(id, {open: false})", newest["id"])
+    page.evaluate("(id) => mv.canvas.reveal(id, {open: false})", newest["id"])
     shot(page, "canvas-overview-1000.png")
     assert not page.errors
 
@@ -124,13 +126,13 @@ def test_find_brings_a_hidden_node_into_view_and_the_url_follows(live_server, pa
     assert in_view(page, target) and on_screen_font_px(page) >= 11
     collapsed, fragment = url_state(page)
     assert fragment == f"node={target}"
-    assert collapsed is not None and all(g not in collapsed for g in page.evaluate(f"memvizCanvas.scene().groups.filter(g => memvizCanvas.scene().nodes.find(n => n.id === '{target}').group === g.id).map(g => g.id)"))
+    assert collapsed is not None and all(g not in collapsed for g in page.evaluate(f"mv.canvas.scene().groups.filter(g => mv.canvas.scene().nodes.find(n => n.id === '{target}').group === g.id).map(g => g.id)"))
     shot(page, "canvas-find.png")
     # by status and by summary text (CJK), case-insensitive over id, title, summary, status
-    scene = page.evaluate("memvizCanvas.scene()")
+    scene = page.evaluate("mv.canvas.scene()")
     blocked = [n["id"] for n in scene["nodes"] if n["key"] == "blocked"]
-    assert len(page.evaluate("memvizNav.search('status: BLOCKED')")) == len(blocked)
-    hits = page.evaluate("memvizNav.search('硬编码').map(n => n.id)")
+    assert len(page.evaluate("mv.nav.search('status: BLOCKED')")) == len(blocked)
+    hits = page.evaluate("mv.nav.search('硬编码').map(n => n.id)")
     assert hits and all("硬编码" in " ".join(n["lines"]) for n in scene["nodes"] if n["id"] in hits)
 
 
@@ -154,12 +156,18 @@ def test_deep_links_and_the_node_list_focus_the_canvas(live_server, page, data) 
 def test_the_node_list_opens_the_panel_when_no_drawing_is_up(live_server, page, data) -> None:
     # The list's links open the panel through canvas.js; with no drawing (it failed, or the
     # fonts are still loading) a click must still open the node, not do nothing.
-    page.add_init_script(
-        "(() => { let v; Object.defineProperty(window, 'memvizView', { configurable: true, get: () => v,"
-        " set: (x) => { v = { ...x, attach: () => { throw new Error('no drawing'); } }; } }); })();"
+    # the map module (canvas-view.js) as a drawing that fails: it is served throwing
+    page.route(
+        "**/static/js/canvas-view*.js",
+        lambda route: route.fulfill(
+            content_type="text/javascript",
+            body='export function attach() { throw new Error("no drawing"); } export const READABLE_PX = 11;',
+        ),
     )
     page.goto(f"{live_server.url}/a/main/c/{NESTED}/")
-    page.wait_for_function("() => document.querySelector('#diagram svg.mc') && window.memvizCanvas && !memvizCanvas.view()")
+    page.wait_for_function("() => document.querySelector('#diagram svg.mc')")
+    expose(page)
+    assert page.evaluate("mv.canvas.view()") is None
     other = "800-N7"
     page.locator(f'.node-list li[data-node="{other}"] a.node-link').click()
     page.locator(f'#node-panel .node-detail[data-node="{other}"]').wait_for(timeout=10000)
@@ -167,18 +175,19 @@ def test_the_node_list_opens_the_panel_when_no_drawing_is_up(live_server, page, 
 
 def test_collapsed_groups_live_in_the_url(live_server, page, data) -> None:
     open_canvas(page, live_server, NESTED)
-    groups = page.evaluate("memvizCanvas.collapsed()")
+    groups = page.evaluate("mv.canvas.collapsed()")
     assert groups  # the overview
     page.locator("[data-zoom=fit]").click()
     group = next(g for g in groups if in_view(page, g))
     page.locator(f'#diagram g.node.collapsed-group[data-memviz-id="{group}"]').click()
-    page.wait_for_function("(g) => !memvizCanvas.collapsed().includes(g)", arg=group)
+    page.wait_for_function("(g) => !mv.canvas.collapsed().includes(g)", arg=group)
     collapsed, _ = url_state(page)
     assert collapsed is not None and group not in collapsed
     drawn = page.evaluate("document.body.dataset.drawnNodes")
     page.reload()
     page.wait_for_function("document.body.dataset.canvasRendered === 'ok'", timeout=30000)
-    assert group not in page.evaluate("memvizCanvas.collapsed()")
+    expose(page, "canvas", "nav")
+    assert group not in page.evaluate("mv.canvas.collapsed()")
     assert page.evaluate("document.body.dataset.drawnNodes") == drawn
     page.locator('#diagram [data-groups="expand"]').click()
     assert url_state(page)[0] == [""]

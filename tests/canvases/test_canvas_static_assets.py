@@ -27,7 +27,7 @@ def upstream(fixtures_root: Path) -> Path:
 def assets(client: Client, url: str) -> list[str]:
     soup = BeautifulSoup(client.get(url).content, "html.parser")
     return [attr(s, "src") for s in soup.select("script[src]")] + [
-        attr(link, "href") for link in soup.select("link[rel=stylesheet]")
+        attr(link, "href") for link in soup.select("link[rel=stylesheet], link[rel=modulepreload]")
     ]
 
 

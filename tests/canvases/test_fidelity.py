@@ -22,10 +22,11 @@ from tests.conftest import MERMAID_JS, SCREENSHOTS
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fixtures" / "fidelity"
 FACTS_JS = Path(__file__).with_name("fidelity_facts.js")
-SCRIPTS = [MERMAID_JS] + [
-    REPO / "static" / "js" / name
-    for name in ("statuses.js", "canvas-layout.js", "canvas-shapes.js", "canvas-draw.js")
-]
+STATIC_JS = REPO / "static" / "js"
+# the page both draw in: served from this origin by the test (memviz's modules from static/js)
+ORIGIN = "http://memviz.test"
+PAGE = '<html><body><div id="drawing" style="width:3000px;height:3000px"></div></body></html>'
+
 # Diagrams agreeing on every fact; the test fails if a change draws fewer of them alike.
 AGREEING_AT_LEAST = 50
 # Every flowchart example of mermaid's docs (see its README.md), and how many must agree.
@@ -106,12 +107,13 @@ SIDE_BY_SIDE = """async ([item, name]) => {
     '<div id="v" style="width:790px;height:1000px"></div></div>';
   const { svg } = await mermaid.render("side" + name.slice(0, 2), item.text);
   host.querySelector("#m").innerHTML = svg;
-  const drawn = memvizDraw.draw(memvizDraw.normalize(item.scene), { collapsed: new Set(), idPrefix: "side" });
+  const drawing = await import("/static/js/canvas-draw.js");
+  const drawn = drawing.draw(drawing.normalize(item.scene), { collapsed: new Set(), idPrefix: "side" });
   const v = host.querySelector("#v");
   v.innerHTML = drawn.svg;
   for (const g of v.querySelectorAll("g.node[data-memviz-id]")) g.insertAdjacentHTML("beforeend", drawn.model.labels.get(g.dataset.memvizId));
   const root = v.querySelector("svg");
-  memvizDraw.applyCss(root);
+  drawing.applyCss(root);
   const b = root.querySelector(".mc-content").getBBox();
   root.setAttribute("viewBox", `${b.x - 10} ${b.y - 10} ${b.width + 20} ${b.height + 20}`);
 }"""
@@ -185,6 +187,20 @@ def differences(m: dict[str, Any], v: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+def _serve(route: Any) -> None:
+    """The blank page, and memviz's modules as the app serves them (nothing else)."""
+    path = route.request.url.removeprefix(ORIGIN)
+    if path == "/":
+        route.fulfill(content_type="text/html", body=PAGE)
+        return
+    name = path.removeprefix("/static/js/")
+    source = STATIC_JS / name
+    if name != path and "/" not in name and source.is_file():
+        route.fulfill(content_type="text/javascript", body=source.read_text("utf-8"))
+    else:
+        route.fulfill(status=404, body="")
+
+
 def compare(texts: dict[str, str], chromium_launch: dict, side_by_side: tuple[str, ...] = ()) -> dict:
     """Both renderers' facts of every text, read in one chromium page; side-by-side screenshots."""
     from playwright.sync_api import sync_playwright
@@ -193,11 +209,11 @@ def compare(texts: dict[str, str], chromium_launch: dict, side_by_side: tuple[st
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(**chromium_launch)
         page = browser.new_page(viewport={"width": 1600, "height": 1200})
-        page.set_content('<html><body><div id="drawing" style="width:3000px;height:3000px"></div></body></html>')
+        page.route(f"{ORIGIN}/**", _serve)
+        page.goto(f"{ORIGIN}/")
         for sheet in ("memviz.css", "statuses.css"):
             page.add_style_tag(path=str(REPO / "static" / "css" / sheet))
-        for script in SCRIPTS:
-            page.add_script_tag(path=str(script))
+        page.add_script_tag(path=str(MERMAID_JS))
         results = page.evaluate(FACTS_JS.read_text(encoding="utf-8"), items)
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         for name in side_by_side:

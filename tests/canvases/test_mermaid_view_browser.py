@@ -14,6 +14,7 @@ from canvases.mermaid.samples import sample_canvas
 from intake.ingest import ingest_path
 from tests.canvases.browser_login import PASSWORD, USER, log_in
 from tests.debug.memory_factory import canvas, node, write_agent
+from tests.page_modules import expose
 from tests.pages import found
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -111,7 +112,7 @@ def view_box(svg: str) -> list[float]:
 
 def transform(page) -> list[float]:
     return page.evaluate(
-        "() => { const v = (window.memvizMermaid && memvizMermaid.view()) || memvizCanvas.view();"
+        "() => { const v = mv.mermaid.view() || mv.canvas.view();"
         " const s = v.state(); return [s.k ?? s.zoom, s.pan.x, s.pan.y, v.scale()]; }"
     )
 
@@ -119,6 +120,7 @@ def transform(page) -> list[float]:
 def test_toggle_kept_preference_panel_find_and_deep_link(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}{URL}")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "mermaid")
     # memviz draws by default, and mermaid.js is not loaded until asked for
     assert page.evaluate("typeof window.mermaid") == "undefined"
     assert page.locator("script[src*='mermaid.min']").count() == 0
@@ -179,6 +181,7 @@ def test_toggle_kept_preference_panel_find_and_deep_link(live_server, page, agen
     assert page.locator("#diagram .mermaidjs-host").is_hidden()
     page.reload()
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "mermaid")
     assert page.evaluate("typeof window.mermaid") == "undefined"
     assert page.locator("#diagram .mermaid-host svg").is_visible()
     assert not page.errors
@@ -195,6 +198,7 @@ def centred(page, node_id: str) -> bool:
 def test_select_two_and_merge_in_the_mermaid_view_then_the_revision(live_server, page, agent_dir: Path) -> None:
     log_in(page, live_server, URL)
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "mermaid")
     page.locator('.renderer-switch [data-renderer="mermaid"]').click()
     mermaid_ok(page)
     mnode(page, "N-1").click()
@@ -225,6 +229,7 @@ def test_select_two_and_merge_in_the_mermaid_view_then_the_revision(live_server,
 def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}{URL}")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "mermaid")
     fit = page.locator('[data-zoom="fit"]')
     page.locator('[data-zoom="in"]').click()
     seen = []
@@ -246,6 +251,7 @@ def test_fit_is_idempotent_in_both_views(live_server, page, agent_dir: Path) -> 
 def test_the_control_says_when_mermaid_js_takes_longer_and_still_offers_it(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}/a/shipper/c/{BIG}/")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "mermaid")
     note = page.locator(".renderer-switch .renderer-cost").inner_text()
     assert re.fullmatch(r"~[2-4] s with mermaid\.js", note), note
     assert page.locator('.renderer-switch [data-renderer="mermaid"]').is_enabled()
@@ -276,6 +282,7 @@ def test_the_replay_draws_with_mermaid_js_when_chosen(live_server, page, agent_d
 def test_what_mermaid_js_refuses_it_says_and_leaves_nothing_behind(live_server, page, agent_dir: Path) -> None:
     page.goto(f"{live_server.url}/a/shipper/c/{BROKEN}/")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "canvas", "mermaid")
     page.locator('.renderer-switch [data-renderer="mermaid"]').click()
     page.wait_for_function("() => document.body.dataset.mermaidRendered === 'error'", timeout=60000)
     assert "Parse error on line" in page.locator("#diagram .mermaidjs-host .render-error").inner_text()
@@ -287,7 +294,8 @@ def test_what_mermaid_js_refuses_it_says_and_leaves_nothing_behind(live_server, 
 def test_exports_whole_drawing_and_the_agents_own_bytes(live_server, page, agent_dir: Path, tmp_path: Path) -> None:
     page.goto(f"{live_server.url}{URL}")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
-    page.evaluate("memvizCanvas.view().labelAll()")
+    expose(page, "canvas", "mermaid")
+    page.evaluate("mv.canvas.view().labelAll()")
     edges = page.evaluate(EDGE_BOXES, "#diagram .mermaid-host svg")
     # (the labelled back edge N-4 -> N-1 used to curve outside the nodes' box, which the old
     # export cut off; since issue 21 its label is laid out, so the whole drawing is checked)

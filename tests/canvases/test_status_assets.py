@@ -10,7 +10,8 @@ from pathlib import Path
 from canvases.mermaid.render import STATUS_STYLES as CLASS_DEFS
 from canvases.mermaid.vocabulary import STATUS_STYLES, STATUS_VOCABULARY, URGENCY
 from canvases.status_assets import CSS_NAME, JS_NAME, generated, stale, write
-from debugging.offline_html import SCRIPTS, STYLES
+from debugging.offline_html import STYLES
+from debugging.offline_script import MODULES
 from tests.code_tree import APP_PACKAGES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,9 +48,11 @@ def test_every_status_has_its_rules_in_both_themes_and_its_words_in_the_script()
 
 def test_the_pages_and_the_offline_file_load_them_after_the_base_styles() -> None:
     base = (REPO / "templates" / "base.html").read_text("utf-8")
-    assert base.index("css/memviz.css") < base.index(CSS_NAME) and JS_NAME in base
+    assert base.index("css/memviz.css") < base.index(CSS_NAME)
     assert STYLES.index("css/memviz.css") < STYLES.index(CSS_NAME)
-    assert SCRIPTS.index(JS_NAME) < SCRIPTS.index("js/canvas-draw.js")
+    # the words are a module the drawing imports; the offline file joins it first
+    assert 'import { statuses } from "./statuses.js";' in (STATIC / "js" / "canvas-draw.js").read_text()
+    assert MODULES.index(JS_NAME) < MODULES.index("js/canvas-draw.js")
 
 
 def test_no_other_file_restates_the_statuses_words_or_colours() -> None:

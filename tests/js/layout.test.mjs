@@ -1,9 +1,7 @@
 // The canvas layout (static/js/canvas-layout.js) is pure: positions from sizes and links.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { load } from "./load.mjs";
-
-const { memvizLayout: L } = load("canvas-layout.js");
+import * as L from "../../static/js/canvas-layout.js";
 
 function overlaps(a, b) {
   return Math.abs(a.x - b.x) * 2 < a.w + b.w && Math.abs(a.y - b.y) * 2 < a.h + b.h;

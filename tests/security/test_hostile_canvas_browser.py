@@ -16,6 +16,8 @@ from intake.ingest import ingest_path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))
 from memory_factory import write_agent  # noqa: E402
 
+from tests.page_modules import expose
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
 DRAW_SECONDS = 8.0  # the shared test machine is slow; each draws in well under a second alone
@@ -110,10 +112,11 @@ RAW_SCENES = {
 def test_the_drawing_code_ends_on_scenes_no_server_sends(live_server, page, root: Path) -> None:
     page.goto(f"{live_server.url}/a/main/c/001-same-id.mmd/", wait_until="domcontentloaded")
     page.wait_for_function("() => document.body.dataset.canvasRendered === 'ok'", timeout=30000)
+    expose(page, "draw")
     for name, scene in RAW_SCENES.items():
         took = page.evaluate(
             """(scene) => { const t0 = performance.now();
-                 const out = memvizDraw.draw(memvizDraw.normalize(scene), { idPrefix: "t" });
+                 const out = mv.draw.draw(mv.draw.normalize(scene), { idPrefix: "t" });
                  if (!out.model.order.length) throw new Error("nothing drawn");
                  return performance.now() - t0; }""",
             {"direction": "TD", **scene},
