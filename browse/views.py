@@ -8,7 +8,6 @@ from urllib.parse import urlencode, urlsplit
 from django.conf import settings
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.http.response import HttpResponseBase
-from django.shortcuts import get_object_or_404
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
@@ -18,7 +17,7 @@ from memviz.pages import HtmxHttpRequest, json_response, render_page, wants_json
 from sessions import home_selectors, selectors
 from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
-from sessions.models import AgentSession, Ref
+from sessions.models import Ref
 from sessions.ref_render import code_to_html, markdown_to_html
 
 
@@ -45,11 +44,10 @@ def agent_page(request: HttpRequest, agent: str) -> HttpResponse:
 
 @require_GET
 def session_page(request: HtmxHttpRequest, agent: str, session: str) -> HttpResponse:
-    obj = selectors.agent_get(agent)
-    sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
+    sess = selectors.session_get(agent, session)
     timeline_only = bool(request.htmx) and not request.htmx.history_restore_request
     data = page_contexts.session_page(
-        obj, sess, request.GET.dict(), with_badges=wants_json(request) or not timeline_only
+        sess.agent, sess, request.GET.dict(), with_badges=wants_json(request) or not timeline_only
     )
     return render_page(request, "agent_sessions/session.html", data, partial="timeline")
 

@@ -8,21 +8,17 @@ import json
 from django.http import HttpResponse
 from django.views.decorators.http import require_GET
 
-from canvases import selectors
 from canvases.budget_selectors import budget_detail
-from canvases.views import too_large_answer
+from canvases.loading import canvas_view
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest
-from sessions.selectors import agent_get
+from sessions.models import Canvas
 
 
 @require_GET
-def budget_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
-        return big
-    data = budget_detail(canvas_obj, request.GET.dict())
+@canvas_view(whole=True)
+def budget_page(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
+    data = budget_detail(canvas, request.GET.dict())
     # each suggestion's step as the form sends it back to the ops endpoint
     rows = [(s, json.dumps(s["step"], ensure_ascii=False)) for s in data["plan"]["suggestions"]]
     return render_page(

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.http import reswap, trigger_client_event
@@ -14,16 +14,15 @@ from django_htmx.http import reswap, trigger_client_event
 from canvases import history, lint, liveness, selectors, services
 from canvases.edit_ops import OPERATIONS, sent_input
 from canvases.indexing import parsed
+from canvases.loading import canvas_url, canvas_view
 from canvases.messages import Said
 from canvases.op_input import request_data
 from canvases.page_types import CanvasPage
 from canvases.refused import EditConflict, EditRefused, WriteFailed
-from canvases.views import node_list_html, node_list_items, too_large_answer
+from canvases.views import node_list_html, node_list_items
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
-from sessions.access import signed_in_to_write
 from sessions.models import Agent, Canvas
-from sessions.selectors import agent_get
 
 
 def _refused(exc: EditRefused, canvas: Canvas) -> Outcome:
@@ -105,12 +104,10 @@ def _changed_regions(
 
 
 @require_POST
-@signed_in_to_write
-def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
+@canvas_view(write=True)
+def ops(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     """Apply one operation (see docs/curation.md); the UI and the JSON API share this path."""
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    back = reverse("canvas", args=[agent, canvas])
+    back = canvas_url(canvas)
     try:
         data = request_data(request)
         op, base = data.get("op"), data.get("base") or ""
@@ -118,161 +115,141 @@ def ops(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
             raise EditRefused(Said("op_required"))
         op, params = sent_input(op, data)
         result = services.canvas_apply_edit(
-            canvas=canvas_obj, op=op, params=params, base_hash=base, user=request.user
+            canvas=canvas, op=op, params=params, base_hash=base, user=request.user
         )
     except EditRefused as exc:
-        outcome = _refused(exc, canvas_obj)
+        outcome = _refused(exc, canvas)
         # A conflict redraws the editor on the agent's version; other refusals only say why.
         redraw = isinstance(exc, EditConflict | WriteFailed)
         return respond(
             request,
             outcome,
             redirect_to=back,
-            htmx=(lambda o: _editor(request, canvas_obj, o)) if redraw else None,
+            htmx=(lambda o: _editor(request, canvas, o)) if redraw else None,
         )
     said = Said(
         "written_rows" if result.rows_changed else "written",
         number=result.revision.number,
         op=result.revision.op,
-        file=canvas,
+        file=canvas.filename,
         rows=result.rows_changed,
     )
     outcome = Outcome(ok=True, message=str(said), warnings=result.warnings, body=result.as_json())
     entry = OPERATIONS.get(op)
     if entry is not None and entry.whole_editor:
         return respond(
-            request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
+            request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas, o)
         )
     before = result.revision.before_text
     return respond(
         request,
         outcome,
         redirect_to=back,
-        htmx=lambda o: _changed_regions(request, canvas_obj, o, before),
+        htmx=lambda o: _changed_regions(request, canvas, o, before),
     )
 
 
 @require_POST
-@signed_in_to_write
-def sync(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
+@canvas_view(write=True)
+def sync(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     """Re-index the canvas file as it is on disk now (the watcher does this by itself)."""
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    back = reverse("canvas", args=[agent, canvas])
+    back = canvas_url(canvas)
     try:
-        changed = services.canvas_sync(canvas=canvas_obj)
+        changed = services.canvas_sync(canvas=canvas)
     except EditRefused as exc:
-        return respond(request, _refused(exc, canvas_obj), redirect_to=back)
+        return respond(request, _refused(exc, canvas), redirect_to=back)
     message = str(Said("synced" if changed else "already_synced"))
     outcome = Outcome(ok=True, message=message, body={"changed": changed})
-    return respond(
-        request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas_obj, o)
-    )
+    return respond(request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas, o))
 
 
 @require_GET
-def history_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    data = history.revision_list(obj, canvas_obj)
-    return render_page(request, "canvases/history.html", data, extra=_branch_extra(request, obj))
+@canvas_view()
+def history_page(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
+    data = history.revision_list(canvas.agent, canvas)
+    extra = branch_offer(request, canvas.agent)
+    return render_page(request, "canvases/history.html", data, extra=extra)
 
 
-def _branch_extra(request: HttpRequest, agent: Agent) -> dict[str, Any]:
-    """The "branch here" forms offer the confirmation a live agent needs."""
+def branch_offer(request: HttpRequest, agent: Agent) -> dict[str, Any]:
+    """The "branch here" forms (history, compare) offer the confirmation a live agent needs."""
     if not request.user.is_authenticated:
         return {}
     return {"live": liveness.agent_live(agent).as_json()}
 
 
 @require_GET
-def revision_page(request: HtmxHttpRequest, agent: str, canvas: str, number: int) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
-        return big
-    data = history.revision_detail(obj, canvas_obj, number)
+@canvas_view(whole=True)
+def revision_page(request: HtmxHttpRequest, canvas: Canvas, number: int) -> HttpResponse:
+    data = history.revision_detail(canvas.agent, canvas, number)
     return render_page(request, "canvases/revision.html", data)
 
 
 @require_POST
-@signed_in_to_write
-def revision_restore(
-    request: HtmxHttpRequest, agent: str, canvas: str, number: int
-) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
+@canvas_view(write=True)
+def revision_restore(request: HtmxHttpRequest, canvas: Canvas, number: int) -> HttpResponse:
     try:
         result = services.canvas_restore(
-            canvas=canvas_obj,
-            number=number,
-            base_hash=request.POST.get("base", ""),
-            user=request.user,
+            canvas=canvas, number=number, base_hash=request.POST.get("base", ""), user=request.user
         )
     except EditRefused as exc:
-        back = reverse("canvas-revision", args=[agent, canvas, number])
-        return respond(request, _refused(exc, canvas_obj), redirect_to=back)
+        back = canvas_url(canvas, "canvas-revision", number)
+        return respond(request, _refused(exc, canvas), redirect_to=back)
     message = str(Said("restored", number=number, new=result.revision.number))
     outcome = Outcome(ok=True, message=message, body=result.as_json())
-    return respond(request, outcome, redirect_to=reverse("canvas", args=[agent, canvas]))
+    return respond(request, outcome, redirect_to=canvas_url(canvas))
 
 
 @require_GET
-def preview_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
-        return big
-    data = selectors.resume_preview(canvas_obj)
+@canvas_view(whole=True)
+def preview_page(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
+    data = selectors.resume_preview(canvas)
     # "block" is reserved in Django template contexts (block tags use it).
     extra = {"resume_text": data["block"]}
     return render_page(request, "canvases/preview.html", data, extra=extra, partial="panel")
 
 
 @require_http_methods(["GET", "POST"])
-def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
+def resume(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponseBase:
     """GET: the preview; POST: make this canvas the active one in state.json."""
     if request.method == "GET":
-        obj = agent_get(agent)
-        selectors.canvas_get(obj, canvas)  # 404 for a canvas that is not indexed
-        return redirect(reverse("canvas-preview", args=[agent, canvas]))
-    return _resume_write(request, agent, canvas)
+        return _to_preview(request, agent=agent, canvas=canvas)
+    return _resume_write(request, agent=agent, canvas=canvas)
 
 
-@signed_in_to_write
-def _resume_write(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    back = reverse("canvas-preview", args=[agent, canvas])
+@canvas_view()
+def _to_preview(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
+    return redirect(canvas_url(canvas, "canvas-preview"))
+
+
+@canvas_view(write=True)
+def _resume_write(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
+    back = canvas_url(canvas, "canvas-preview")
     try:
         confirm = sent_input("resume", request_data(request))[1]["confirm_live"]
-        result = services.canvas_resume(canvas=canvas_obj, user=request.user, confirm_live=confirm)
+        result = services.canvas_resume(canvas=canvas, user=request.user, confirm_live=confirm)
     except EditRefused as exc:
-        return respond(request, _refused(exc, canvas_obj), redirect_to=back)
+        return respond(request, _refused(exc, canvas), redirect_to=back)
     body = {"held": result.held, "active": result.active, "message": result.message}
     outcome = Outcome(ok=result.held, message=result.message, body=body)
     return respond(request, outcome, redirect_to=back)
 
 
 @require_GET
-def lint_panel(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
-        return big
-    data = lint.canvas_lint(obj, canvas_obj)
+@canvas_view(whole=True)
+def lint_panel(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
+    data = lint.canvas_lint(canvas.agent, canvas)
     return render_page(request, "canvases/lint.html", data, partial="panel")
 
 
 @require_GET
-def live_panel(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
+@canvas_view()
+def live_panel(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     """Polled by the canvas page: live badge, and human edits an agent rewrite dropped."""
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
     data = {
-        "agent": obj.slug,
-        "file": canvas_obj.filename,
-        "content_hash": canvas_obj.content_hash,
-        "editor": selectors.editor_state(obj, canvas_obj),
+        "agent": canvas.agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "editor": selectors.editor_state(canvas.agent, canvas),
     }
     return render_page(request, "canvases/_live.html", data)

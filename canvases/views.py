@@ -15,12 +15,12 @@ from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
 from canvases import drawing, selectors
+from canvases.loading import canvas_view
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
 from memviz.templatetags.memviz import status_class
 from sessions.memory.paths import UnsafePath, open_regular
-from sessions.models import Agent, Canvas
-from sessions.selectors import agent_get
+from sessions.models import Canvas
 
 
 def node_list_items(data: Mapping[str, Any], *, editable: bool) -> SafeString:
@@ -66,48 +66,33 @@ def node_list_html(data: Mapping[str, Any], *, editable: bool) -> dict[str, str]
 CANVAS_PARTIALS = {"diagram": "canvases/_diagram.html", "editor": "canvases/_editor.html"}
 
 
-def too_large_answer(request: HttpRequest, agent: Agent, canvas: Canvas) -> HttpResponse | None:
-    """The "too large" page (or its JSON) for a canvas over the size limit; None for the others.
-
-    Every page that would send the canvas whole (the canvas, its preview, lint, compare,
-    history versions) answers this instead."""
-    summary = selectors.canvas_too_large(agent, canvas)
-    if summary is None:
-        return None
-    return render_page(request, "canvases/too_large.html", summary)
-
-
 @require_GET
-def canvas_raw(request: HttpRequest, agent: str, canvas: str) -> FileResponse:
+@canvas_view()
+def canvas_raw(request: HttpRequest, canvas: Canvas) -> FileResponse:
     """The canvas file as it is on disk, streamed (any size), for whoever may view the canvas.
 
     Confined like every canvas read: an indexed name under the agent's ``mmds/``, opened
     without following a link, and never a FIFO or device."""
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
     try:
-        handle = open_regular(canvas_obj.path, folders=2)
+        handle = open_regular(canvas.path, folders=2)
     except (OSError, UnsafePath):
         raise Http404(gettext("the canvas file cannot be read")) from None
     response = FileResponse(  # closes the handle when sent
-        handle, as_attachment=True, filename=canvas_obj.filename, content_type="text/plain"
+        handle, as_attachment=True, filename=canvas.filename, content_type="text/plain"
     )
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
 
 @require_GET
-def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    if (big := too_large_answer(request, obj, canvas_obj)) is not None:
-        return big
+@canvas_view(whole=True)
+def canvas_page(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     partial = CANVAS_PARTIALS.get(request.htmx.target or "") if request.htmx else None
     if wants_json(request) or (request.htmx and request.htmx.history_restore_request):
         partial = None
     data = selectors.canvas_detail(
-        obj,
-        canvas_obj,
+        canvas.agent,
+        canvas,
         request.GET.get("collapsed"),
         with_render_body=wants_json(request),
         with_badges=partial is None,  # the whole page or its JSON (a partial has no badges)
@@ -119,15 +104,14 @@ def canvas_page(request: HtmxHttpRequest, agent: str, canvas: str) -> HttpRespon
 
 
 @require_GET
-def canvas_mermaid_text(request: HtmxHttpRequest, agent: str, canvas: str) -> JsonResponse:
+@canvas_view()
+def canvas_mermaid_text(request: HtmxHttpRequest, canvas: Canvas) -> JsonResponse:
     """What the mermaid.js view draws, asked for only by a page showing that view."""
-    canvas_obj = selectors.canvas_get(agent_get(agent), canvas)
-    return JsonResponse(drawing.mermaid_text(canvas_obj.text))
+    return JsonResponse(drawing.mermaid_text(canvas.text))
 
 
 @require_GET
-def node_panel(request: HtmxHttpRequest, agent: str, canvas: str, node: str) -> HttpResponse:
-    obj = agent_get(agent)
-    canvas_obj = selectors.canvas_get(obj, canvas)
-    data = selectors.node_detail(obj, canvas_obj, node)
+@canvas_view()
+def node_panel(request: HtmxHttpRequest, canvas: Canvas, node: str) -> HttpResponse:
+    data = selectors.node_detail(canvas.agent, canvas, node)
     return render_page(request, "canvases/node.html", data, partial="panel")

@@ -11,7 +11,7 @@ from django.http import (
     HttpResponseBadRequest,
     HttpResponseRedirect,
 )
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
@@ -24,18 +24,14 @@ from debugging.ledger_selectors import agent_ledger, session_ledger_with_badges
 from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
 from sessions.memory.row_fields import drawn_as
-from sessions.models import Agent, AgentSession, CanvasNode
-from sessions.selectors import agent_get
-
-
-def _session(agent: str, session: str) -> tuple[Agent, AgentSession]:
-    obj = agent_get(agent)
-    return obj, get_object_or_404(AgentSession, agent=obj, session_id=session)
+from sessions.models import CanvasNode
+from sessions.selectors import agent_get, session_get
 
 
 @require_GET
 def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
-    obj, sess = _session(agent, session)
+    sess = session_get(agent, session)
+    obj = sess.agent
     json_twin = wants_json(request)
     try:
         data, payload = replay_pages.replay_page(obj, sess, request.GET, frames_paged=json_twin)
@@ -55,7 +51,8 @@ def replay_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
 
 @require_GET
 def session_diagnostics_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
-    obj, sess = _session(agent, session)
+    sess = session_get(agent, session)
+    obj = sess.agent
     return render_page(request, "debugging/diagnostics.html", ds.session_diagnostics(obj, sess))
 
 
@@ -78,7 +75,8 @@ def agent_diagnostics_page(request: HttpRequest, agent: str) -> HttpResponse:
 
 @require_GET
 def session_ledger_page(request: HttpRequest, agent: str, session: str) -> HttpResponse:
-    obj, sess = _session(agent, session)
+    sess = session_get(agent, session)
+    obj = sess.agent
     return render_page(request, "debugging/ledger.html", session_ledger_with_badges(obj, sess))
 
 
@@ -89,7 +87,8 @@ def agent_ledger_page(request: HttpRequest, agent: str) -> HttpResponse:
 
 @require_GET
 def session_report(request: HttpRequest, agent: str, session: str) -> HttpResponse:
-    obj, sess = _session(agent, session)
+    sess = session_get(agent, session)
+    obj = sess.agent
     data = lists.session_report(obj, sess)
     if wants_json(request):
         return json_response(data)

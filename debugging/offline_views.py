@@ -3,26 +3,25 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from canvases.loading import canvas_view
 from debugging import offline
-from sessions.models import AgentSession, Canvas
-from sessions.selectors import agent_get
+from sessions.models import Canvas
+from sessions.selectors import session_get
 
 
 @require_GET
-def canvas_offline(request: HttpRequest, agent: str, canvas: str) -> HttpResponse:
-    obj = agent_get(agent)
-    found = get_object_or_404(Canvas, agent=obj, filename=canvas)
-    return _download(offline.canvas_file(obj, found), f"{obj.slug}-{found.filename}")
+@canvas_view()
+def canvas_offline(request: HttpRequest, canvas: Canvas) -> HttpResponse:
+    html = offline.canvas_file(canvas.agent, canvas)
+    return _download(html, f"{canvas.agent.slug}-{canvas.filename}")
 
 
 @require_GET
 def session_offline(request: HttpRequest, agent: str, session: str) -> HttpResponse:
-    obj = agent_get(agent)
-    sess = get_object_or_404(AgentSession, agent=obj, session_id=session)
-    return _download(offline.session_file(obj, sess), f"{obj.slug}-{sess.session_id}")
+    sess = session_get(agent, session)
+    return _download(offline.session_file(sess.agent, sess), f"{agent}-{sess.session_id}")
 
 
 def _download(html: str, stem: str) -> HttpResponse:

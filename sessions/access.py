@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import render
 from django.urls import Resolver404, resolve
 from django.utils.translation import gettext as _
@@ -26,7 +27,7 @@ from django.utils.translation import gettext as _
 from memviz.responders import Outcome, respond, wants_json_answer
 from sessions import share_links
 
-View = TypeVar("View", bound=Callable[..., HttpResponse])
+View = TypeVar("View", bound=Callable[..., HttpResponseBase])
 
 OPEN_PREFIXES = ("/login/", "/logout/", "/static/", "/api/stream/", "/share/")
 # Open to a link holder besides its scope: the language switch (a cookie, no data written).
@@ -127,7 +128,7 @@ def signed_in_to_write(view: View) -> View:
     """A view that changes something: refused (``write_refusal``) unless signed in."""
 
     @functools.wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return write_refusal(request)
         return view(request, *args, **kwargs)

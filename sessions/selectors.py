@@ -70,6 +70,12 @@ def agent_get(slug: str) -> Agent:
     return get_object_or_404(Agent, slug=slug)
 
 
+def session_get(agent: str, session: str) -> AgentSession:
+    """The session a URL names (404 otherwise), its ``agent`` loaded in the same query."""
+    sessions = AgentSession.objects.select_related("agent")
+    return get_object_or_404(sessions, agent__slug=agent, session_id=session)
+
+
 def placed_node_ids(agent: Agent) -> set[str]:
     """Every node id drawn on a canvas of the agent, plus the row form of the Go port's ``n_`` ids."""
     return set(counters.placed_keys(agent))
