@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
+import copy
 
 from django.db.models import Count, Q
 
 from canvases import budget
 from canvases.indexing import parsed
+from canvases.panel_types import BudgetPage, PlanItem, SharesItem
 from sessions.memory.row_fields import node_aliases
 from sessions.models import Canvas, Row
 
@@ -38,7 +38,7 @@ def _number(raw: str | None, default: float, low: float, high: float) -> float:
     return min(max(value, low), high)
 
 
-def budget_detail(canvas: Canvas, query: dict[str, str]) -> dict[str, Any]:
+def budget_detail(canvas: Canvas, query: dict[str, str]) -> BudgetPage:
     """The shares and the suggestions for the target in `query` (`target`, `low`, `limit`)."""
     target = int(_number(query.get("target"), budget.DEFAULT_TARGET, 200, 1_000_000))
     low_score = _number(query.get("low"), budget.DEFAULT_LOW_SCORE, 0, 10)
@@ -54,11 +54,52 @@ def budget_detail(canvas: Canvas, query: dict[str, str]) -> dict[str, Any]:
         "target": target,
         "low": low_score,
         "limit": limit,
-        "shares": {**asdict(shares), "nodes": [asdict(n) for n in shares.nodes]},
-        "plan": {
-            **{k: v for k, v in asdict(plan).items() if k != "suggestions"},
-            "suggestions": [{**asdict(s), "saved": s.saved} for s in plan.suggestions],
-        },
+        "shares": _shares_json(shares),
+        "plan": _plan_json(plan),
         "groups": [{"id": s.id, "title": s.title} for s in doc.subgraphs],
-        "rows": {nid: asdict(s) for nid, s in stats.items()},
+        "rows": {
+            nid: {"rows": s.rows, "low_or_dropped": s.low_or_dropped} for nid, s in stats.items()
+        },
+    }
+
+
+# Field for field, in the dataclasses' order (tests/canvases/test_panel_shapes.py checks that
+# the JSON names every field of budget.Shares, NodeShare, Plan, Suggestion and RowStats).
+def _shares_json(shares: budget.Shares) -> SharesItem:
+    return {
+        "block_chars": shares.block_chars,
+        "block_tokens": shares.block_tokens,
+        "canvas_chars": shares.canvas_chars,
+        "overhead": shares.overhead,
+        "nodes": [
+            {"id": n.id, "title": n.title, "status": n.status, "chars": n.chars, "percent": n.percent}
+            for n in shares.nodes
+        ],
+    }
+
+
+def _plan_json(plan: budget.Plan) -> PlanItem:
+    return {
+        "target": plan.target,
+        "canvas_chars": plan.canvas_chars,
+        "block_chars": plan.block_chars,
+        "after_canvas_chars": plan.after_canvas_chars,
+        "after_block_chars": plan.after_block_chars,
+        "after_block_tokens": plan.after_block_tokens,
+        "reached": plan.reached,
+        "elapsed_ms": plan.elapsed_ms,
+        "more": plan.more,
+        "suggestions": [
+            {
+                "key": s.key,
+                "kind": s.kind,
+                "nodes": list(s.nodes),
+                "step": copy.deepcopy(s.step),  # as asdict gave it: the page's own copy
+                "before_chars": s.before_chars,
+                "after_chars": s.after_chars,
+                "diff": s.diff,
+                "saved": s.saved,
+            }
+            for s in plan.suggestions
+        ],
     }

@@ -9,9 +9,12 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from django.utils.translation import gettext
+
 from canvases.canvas_scene import canvas_scene
 from canvases.indexing import parsed
 from canvases.mermaid.mermaid_source import mermaid_view
+from canvases.messages import problem_text, severity_word
 from canvases.page_types import MarkedLine
 
 # An author's own colour on a node (it wins over memviz's status colours).
@@ -49,8 +52,13 @@ def marked_lines(text: str, problems: list[dict[str, Any]]) -> list[MarkedLine]:
     """The text's lines numbered, each with the problems found on it (the broken-canvas view)."""
     by_line: dict[int, list[str]] = {}
     for problem in problems:
+        said = {
+            "col": problem["col"],
+            "problem": problem_text(problem),
+            "severity": severity_word(problem["severity"]),
+        }
         by_line.setdefault(int(problem["line"]), []).append(
-            f"col {problem['col']}: {problem['message']} ({problem['severity']})"
+            gettext("col %(col)s: %(problem)s (%(severity)s)") % said
         )
     return [
         {"number": n, "text": line.rstrip("\r"), "problems": by_line.get(n, [])}

@@ -64,7 +64,14 @@ def canvas_apply_text(
     canvas.node_count = len(doc.nodes)
     canvas.edge_count = len(doc.edges)
     canvas.problems = [
-        {"line": p.line, "col": p.col, "message": p.message, "severity": p.severity}
+        {
+            "line": p.line,
+            "col": p.col,
+            "code": p.code,
+            "values": dict(p.values),
+            "message": p.message,
+            "severity": p.severity,
+        }
         for p in doc.problems
     ]
     canvas.has_errors = doc.has_errors

@@ -9,7 +9,9 @@ from django.db import connection
 
 from canvases.indexing import parsed
 from canvases.mermaid import agent_view
+from canvases.messages import Said
 from canvases.models import Revision
+from canvases.panel_types import LintPage
 from sessions import counters
 from sessions.memory.row_fields import node_aliases
 from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
@@ -81,7 +83,7 @@ def rows_without_indexed_ref(agent: Agent, node_ids: list[str]) -> list[tuple[st
         return [tuple(item) for item in cursor.fetchall()]
 
 
-def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
+def canvas_lint(agent: Agent, canvas: Canvas) -> LintPage:
     """Curation checks: empty nodes, rows on no canvas, unmapped rows, missing refs, budget.
 
     Read from the kept figures (`sessions.counters`: per-node row counts, unplaced counts), not
@@ -111,7 +113,13 @@ def canvas_lint(agent: Agent, canvas: Canvas) -> dict[str, Any]:
         "content_hash": canvas.content_hash,
         # what the agent itself will make of the file: no goal, deleted as an empty shell, …
         "agent_warnings": [
-            {"line": p.line, "message": p.message, "severity": p.severity}
+            {
+                "line": p.line,
+                "col": p.col,
+                "code": p.code,
+                "message": str(Said.engine(p.words)),
+                "severity": p.severity,
+            }
             for p in agent_view.agent_warnings(canvas.text)
         ],
         "nodes_without_rows": [

@@ -8,13 +8,15 @@ catalogue with `make messages`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.utils.functional import Promise
-from django.utils.translation import gettext
+from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
 from canvases.mermaid import wording
+from canvases.page_types import ProblemItem
 
 TEXTS: dict[str, Promise] = {
     # the canvas file and its index
@@ -168,9 +170,13 @@ class Said:
         self.values = values
 
     @classmethod
-    def engine(cls, said: wording.EditError | wording.Note) -> Said:
-        """What the engine refused or noted, by its code, to be shown in the reader's language."""
-        return cls(said.code, **said.values)
+    def engine(cls, said: wording.EditError | wording.Note | wording.Words) -> Said:
+        """What the engine refused, noted or found, by its code, in the reader's language (a
+        value that is `Words` itself, a cause inside the sentence, is translated too)."""
+        values = {
+            k: cls.engine(v) if isinstance(v, wording.Words) else v for k, v in said.values.items()
+        }
+        return cls(said.code, **values)
 
     def __str__(self) -> str:
         # Both tables' words are %-formatted always, with or without values (a literal percent
@@ -181,6 +187,38 @@ class Said:
 
     def __repr__(self) -> str:
         return f"Said({self.code!r}, {self.values!r})"
+
+
+def problem_item(problem: Mapping[str, Any]) -> ProblemItem:
+    """A parse problem as the index keeps it, as a page lists it."""
+    return {
+        "line": int(problem["line"]),
+        "col": int(problem.get("col", 1)),
+        "code": str(problem.get("code", "")),
+        "message": problem_text(problem),
+        "severity": str(problem["severity"]),
+    }
+
+
+def reason_text(reason: wording.Words | None) -> str:
+    """Why the agent reads no metadata, in the reader's language ("" when it reads it)."""
+    return str(Said.engine(reason)) if reason is not None else ""
+
+
+def problem_text(problem: Mapping[str, Any]) -> str:
+    """A parse problem as the index keeps it, in the reader's language (one indexed before
+    problems had codes keeps its English message)."""
+    code = problem.get("code")
+    if code in wording.TEXTS:
+        return str(Said(code, **(problem.get("values") or {})))
+    return str(problem.get("message", ""))
+
+
+def severity_word(severity: str) -> str:
+    """"error" or "warning", as a problem list shows it."""
+    if severity == "warning":
+        return pgettext("problem severity", "warning")
+    return pgettext("problem severity", "error")
 
 
 def said_notes(notes: list[wording.Note]) -> list[str]:

@@ -27,7 +27,9 @@ class AgentReads(TypedDict):
     on_line_one: bool
 
 
-class NodeItem(TypedDict):
+class NodeBase(TypedDict):
+    """A node's label fields and place, as the canvas page and the node panel show them."""
+
     id: str
     label: str
     title: str
@@ -38,6 +40,9 @@ class NodeItem(TypedDict):
     shape: str
     subgraph: str | None
     line: int
+
+
+class NodeItem(NodeBase):
     rows: int  # offload rows mapped to the node (aliases and a branch's copied rows included)
 
 
@@ -61,6 +66,37 @@ class MarkedLine(TypedDict):
     problems: list[str]
 
 
+class ProblemItem(TypedDict):
+    """A problem as a page lists it (a parse problem of the canvas page, what the agent will
+    make of a canvas on the lint panel): its code, and its words in the reader's language."""
+
+    line: int
+    col: int
+    code: str  # of canvases/mermaid/wording.py ("" for one indexed before problems had codes)
+    message: str
+    severity: str  # "error" | "warning"
+
+
+class LastEdit(TypedDict):
+    """memviz's newest standing edit of a canvas (`selectors._last_edit`)."""
+
+    revision: int
+    op: str
+    author: str
+    at: str  # UTC, `2026-06-11T14:15:30Z`
+
+
+class ResumeState(TypedDict):
+    """The last resume a person asked for, and whether the agent still has that canvas active."""
+
+    file: str
+    by: str
+    at: datetime
+    held_at_write: bool
+    active_now: str  # the agent's active canvas now ("" for none)
+    changed_by_agent: bool
+
+
 class EditorState(TypedDict):
     """What the editing UI needs beyond the canvas: live badge, undo/redo, dropped edits."""
 
@@ -71,9 +107,9 @@ class EditorState(TypedDict):
     reverted: list[dict[str, Any]]
     landed: list[dict[str, Any]]  # what the agent's last write left wrong
     revisions: int
-    last_edit: dict[str, Any] | None
+    last_edit: LastEdit | None
     disk: dict[str, bool]
-    resume: dict[str, Any] | None
+    resume: ResumeState | None
 
 
 class CanvasPage(TypedDict):
@@ -90,7 +126,7 @@ class CanvasPage(TypedDict):
     edges: list[EdgeItem]
     subgraphs: list[GroupItem]
     collapsed: list[str]
-    problems: list[dict[str, Any]]
+    problems: list[ProblemItem]
     has_errors: bool
     escaped_oneliner: bool
     raw: str

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from datetime import UTC
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 from django.db.models import Count
@@ -24,8 +23,10 @@ from canvases.indexing import parsed
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
+from canvases.messages import problem_item, reason_text
 from canvases.models import Revision
-from canvases.page_types import AgentReads, CanvasPage, EditorState
+from canvases.page_types import AgentReads, CanvasPage, EditorState, LastEdit, ResumeState
+from canvases.panel_types import NodePanel, ResumePreview, TooLarge
 from memviz.fields import nul_free
 from sessions.memory.layout import canvas_file
 from sessions.memory.paths import UnsafePath
@@ -48,7 +49,7 @@ def canvas_get(agent: Agent, filename: str) -> Canvas:
     return canvas
 
 
-def canvas_too_large(agent: Agent, canvas: Canvas) -> dict[str, Any] | None:
+def canvas_too_large(agent: Agent, canvas: Canvas) -> TooLarge | None:
     """The summary shown instead of a canvas over MEMVIZ_CANVAS_MAX_BYTES, else None.
 
     Only what the index already counted (no parse): its pages would send the whole text, its
@@ -166,7 +167,7 @@ def canvas_detail(
             for s in doc.subgraphs
         ],
         "collapsed": collapsed,
-        "problems": canvas.problems,
+        "problems": [problem_item(p) for p in canvas.problems],
         "has_errors": canvas.has_errors,
         "escaped_oneliner": doc.is_escaped_oneliner,
         "raw": canvas.text,
@@ -183,7 +184,7 @@ def canvas_detail(
     return detail
 
 
-def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> dict[str, Any]:
+def node_detail(agent: Agent, canvas: Canvas, node_id: str) -> NodePanel:
     doc = parsed(canvas.text)
     node = doc.nodes.get(node_id)
     if node is None:
@@ -223,7 +224,7 @@ def _agent_reads(text: str) -> AgentReads:
     meta = agent_view.read_meta(text)
     return {
         "task_goal": meta.task_goal,
-        "problem": meta.problem,
+        "problem": reason_text(meta.problem),
         "on_line_one": meta.on_line_one,
     }
 
@@ -246,7 +247,7 @@ def editor_state(agent: Agent, canvas: Canvas) -> EditorState:
     }
 
 
-def _last_edit(canvas: Canvas) -> dict[str, Any] | None:
+def _last_edit(canvas: Canvas) -> LastEdit | None:
     """memviz's newest standing edit: the canvas's `updatedTime` follows the agent's own rule
     (the newest node Timestamp), so an edit that adds no newer node leaves it, and this says
     when a person last changed the canvas."""
@@ -257,7 +258,7 @@ def _last_edit(canvas: Canvas) -> dict[str, Any] | None:
             "at": last.created_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}
 
 
-def resume_preview(canvas: Canvas) -> dict[str, Any]:
+def resume_preview(canvas: Canvas) -> ResumePreview:
     """The block the agent injects for this canvas, built by the agent's own rules (§4.8.1)."""
     agent = canvas.agent
     preview = agent_view.block_preview(canvas.filename, canvas.text)
@@ -274,7 +275,7 @@ def resume_preview(canvas: Canvas) -> dict[str, Any]:
         "injected": preview is not None,
         "task_goal": preview.task_goal if preview else None,
         "node_index": bool(preview and preview.node_index),
-        "meta_problem": meta.problem,
+        "meta_problem": reason_text(meta.problem),
         "meta_on_line_one": meta.on_line_one,
         "empty_shell": agent_view.is_empty_shell(canvas.text),
         "canvas_chars": len(canvas.text),
@@ -292,7 +293,7 @@ def resume_preview(canvas: Canvas) -> dict[str, Any]:
     }
 
 
-def resume_state(agent: Agent) -> dict[str, Any] | None:
+def resume_state(agent: Agent) -> ResumeState | None:
     """The last resume a person asked for, and whether the agent still has that canvas active.
 
     The agent honours a resume only after its next task judgment (which may switch canvas

@@ -146,3 +146,67 @@ class AgentDetail(TypedDict):
 class UnplacedPage(TypedDict):
     unplaced: list[RowItem]
     unplaced_more: str | None
+
+
+# ---- the search page (sessions/selectors.py: search_context) ----------------------------------
+class SearchFilters(TypedDict):
+    agent: str  # "" for none
+    session: str
+    status: str
+
+
+class SearchChoices(TypedDict):
+    agents: list[str]
+    sessions: list[str]  # the chosen agent's
+    statuses: list[str]
+
+
+class NodeHit(TypedDict):
+    id: int
+    node_id: str
+    title: str
+    status: str
+    summary: str
+    agent: str
+    canvas: str
+
+
+class RowHit(TypedDict):
+    id: int
+    line_no: int
+    node_id: str | None
+    tool_call: str
+    summary: str
+    timestamp: str
+    agent: str
+    session: str
+
+
+class RefHit(TypedDict):
+    id: int
+    name: str
+    tool: str
+    timestamp: str
+    agent: str
+    url_name: str
+
+
+class CanvasHitItem(TypedDict):
+    agent: str
+    canvas: str
+    places: list[tuple[str, str]]  # (what, text): what is "goal", "edge", "group" or "note"
+
+
+class SearchPage(TypedDict):
+    q: str
+    filters: SearchFilters
+    unknown_filters: list[str]  # filters naming no agent or session
+    choices: SearchChoices
+    nodes: list[NodeHit]
+    rows: list[RowHit]
+    refs: list[RefHit]
+    canvases: list[CanvasHitItem]
+    short_query: bool
+    refs_indexed: bool
+    more: dict[str, int | None]  # per kind: the cursor of its "more" link
+    partial: dict[str, bool]  # per kind: stopped by the time budget

@@ -28,6 +28,7 @@ from sessions.page_types import (
     AgentSessionItem,
     AgentSummary,
     RowItem,
+    SearchPage,
     SessionTimeline,
     UnplacedPage,
 )
@@ -332,7 +333,7 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
     }
 
 
-def search_context(params: dict[str, str]) -> dict[str, Any]:
+def search_context(params: dict[str, str]) -> SearchPage:
     """The search page: hits per kind, newest first, each with the cursor of its "more" link."""
     query = params.get("q", "").strip()
     agent = Agent.objects.filter(slug=params["agent"]).first() if params.get("agent") else None
@@ -421,7 +422,11 @@ def search_context(params: dict[str, str]) -> dict[str, Any]:
         },
         "nodes": [
             {
-                **_without(n, "agent_slug", "canvas_file"),
+                "id": n["id"],
+                "node_id": n["node_id"],
+                "title": n["title"],
+                "status": n["status"],
+                "summary": n["summary"],
                 "agent": n["agent_slug"],
                 "canvas": n["canvas_file"],
             }
@@ -429,7 +434,12 @@ def search_context(params: dict[str, str]) -> dict[str, Any]:
         ],
         "rows": [
             {
-                **_without(r, "agent_slug", "session_name"),
+                "id": r["id"],
+                "line_no": r["line_no"],
+                "node_id": r["node_id"],
+                "tool_call": r["tool_call"],
+                "summary": r["summary"],
+                "timestamp": r["timestamp"],
                 "agent": r["agent_slug"],
                 "session": r["session_name"],
             }
@@ -437,7 +447,10 @@ def search_context(params: dict[str, str]) -> dict[str, Any]:
         ],
         "refs": [
             {
-                **_without(r, "agent_slug"),
+                "id": r["id"],
+                "name": r["name"],
+                "tool": r["tool"],
+                "timestamp": r["timestamp"],
                 "agent": r["agent_slug"],
                 "url_name": ref_url_name(r["name"]),
             }
@@ -462,7 +475,3 @@ SEARCH_STATUSES = STATUS_VOCABULARY
 def _in_order(values: QuerySet, ids: list[int]) -> list[dict[str, Any]]:
     by_pk = {item["id"]: item for item in values}
     return [by_pk[pk] for pk in ids if pk in by_pk]
-
-
-def _without(item: dict[str, Any], *keys: str) -> dict[str, Any]:
-    return {k: v for k, v in item.items() if k not in keys}

@@ -23,6 +23,7 @@ from .js_semantics import (
 )
 from .model import Problem
 from .tokens import token_count
+from .wording import Words
 
 # `content.match(/^%%\{\s*(.*?)\s*\}%%/)`: no `m` flag, so `^` is byte 0 of the file.
 META = re.compile(rf"%%\{{{JS_WS_CLASS}*({JS_DOT}*?){JS_WS_CLASS}*\}}%%")
@@ -67,7 +68,7 @@ class AgentMeta:
     on_line_one: bool  # readable, and the match lies within line 1 (the form memviz writes)
     values: dict[str, object] = field(default_factory=dict)
     task_goal: str | None = None  # the goal line's text; None: the block has no goal line
-    problem: str = ""  # why the agent reads no metadata ("" when it does)
+    problem: Words | None = None  # why the agent reads no metadata (None when it does)
 
     @property
     def strict(self) -> bool:
@@ -107,27 +108,24 @@ def read_meta(text: str) -> AgentMeta:
     except (ValueError, RecursionError):
         values = None
     if not isinstance(values, dict):
-        problem = (
-            "the metadata line is not strict JSON (unquoted keys, a typo, or '}%%' in a value)"
-        )
-        return AgentMeta(False, False, problem=problem)
+        return AgentMeta(False, False, problem=Words("meta_not_strict"))
     goal = values.get("taskGoal")
     on_line_one = "\n" not in text[: match.end()]
     return AgentMeta(True, on_line_one, values, js_string(goal) if js_truthy(goal) else None)
 
 
-def _unreadable_reason(text: str) -> str:
+def _unreadable_reason(text: str) -> Words:
     if text.startswith("\ufeff"):
-        return "a byte-order mark comes before the metadata"
+        return Words("meta_bom_first")
     if text.startswith("%%{"):
-        return "the metadata line has no closing '}%%'"
+        return Words("meta_unclosed")
     if text.startswith("%{"):
-        return "the metadata uses single percent signs (%{ … }%)"
+        return Words("meta_single_percent")
     if COMMENT_META.search(text):
-        return "the metadata is written as comment lines (%% taskGoal: …)"
+        return Words("meta_comment_lines")
     if "%%{" in text:
-        return "the metadata is not at byte 0 of line 1"
-    return "the canvas has no metadata line"
+        return Words("meta_not_at_start")
+    return Words("meta_none")
 
 
 def task_goal(text: str) -> str | None:
@@ -240,23 +238,11 @@ def agent_warnings(text: str) -> list[Problem]:
     """What a person should know about how the agent will treat this canvas (lint warnings)."""
     problems = []
     meta = read_meta(text)
-    if not meta.readable:
-        problems.append(
-            Problem(1, 1, f"the agent will see no task goal: {meta.problem}", "warning")
-        )
-    elif meta.task_goal is None:
-        problems.append(
-            Problem(1, 1, "the agent will see no task goal: taskGoal is empty", "warning")
-        )
+    if not meta.readable or meta.task_goal is None:
+        reason = meta.problem or Words("goal_empty")
+        problems.append(Problem(1, 1, "no_goal", "warning", {"reason": reason}))
     elif not meta.on_line_one:
-        message = (
-            "the metadata spans several lines: memviz rewrites it as one line on the next edit"
-        )
-        problems.append(Problem(1, 1, message, "warning"))
+        problems.append(Problem(1, 1, "meta_spans_lines", "warning"))
     if is_empty_shell(text):
-        message = (
-            "the agent deletes this canvas when it switches task: no '%%{' and at most 3 "
-            "non-empty lines (any memviz edit adds a metadata line)"
-        )
-        problems.append(Problem(1, 1, message, "warning"))
+        problems.append(Problem(1, 1, "empty_shell", "warning"))
     return problems

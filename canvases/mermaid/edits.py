@@ -405,7 +405,7 @@ def _check_written_lines(written: list[str]) -> None:
     if errors:
         first = errors[0]
         line = written[first.line - 2] if 2 <= first.line <= len(written) + 1 else ""
-        raise EditError("result_would_not_parse", problem=first.message, line=line.strip()[:80])
+        raise EditError("result_would_not_parse", problem=first.words, line=line.strip()[:80])
 
 
 def _finish(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .model import Link, NodeRef
+from .wording import Words
 
 NODE_ID = re.compile(r"[\w$]+(?:(?:-(?!-|\.|>|&[gl]t;)|\.(?!-))[\w$]*)*")
 CLASS_SUFFIX = re.compile(r":::[\w-]+")
@@ -62,11 +63,13 @@ EXPANDED_FIELD = re.compile(r"""(\w+)\s*:\s*("(?:[^"\\]|\\.)*"|[^,]*)""")
 
 
 class LexError(Exception):
-    def __init__(self, pos: int, message: str, ref: NodeRef | None = None) -> None:
-        super().__init__(message)
+    """What stopped the scan at `pos`: a code of `wording.TEXTS` and its values."""
+
+    def __init__(self, pos: int, code: str, **values: object) -> None:
+        super().__init__(str(Words(code, **values)))
         self.pos = pos
-        self.message = message
-        self.ref = ref  # a node whose label is broken: kept so the canvas still shows it
+        self.code, self.values = code, values
+        self.ref: NodeRef | None = None  # a node whose label is broken: kept so it still shows
 
 
 _KINDS: dict[str, str] = {}
@@ -129,7 +132,7 @@ def scan_link(text: str, pos: int) -> Link | None:
 def scan_node(text: str, pos: int, eol: int) -> NodeRef:
     match = NODE_ID.match(text, pos)
     if match is None or match.end() > eol:
-        raise LexError(pos, "expected a node id")
+        raise LexError(pos, "expected_id")
     node_id = match.group(0)
     end = match.end()
     ref = NodeRef(node_id, pos, end, end)
@@ -161,14 +164,14 @@ def _scan_shape(text: str, pos: int, eol: int, ref: NodeRef) -> int:
         if inner < len(text) and text[inner] == '"':
             close_quote = _closing_quote(text, inner + 1, closers)
             if close_quote < 0:
-                raise LexError(inner, "unclosed quoted label")
+                raise LexError(inner, "unclosed_quote")
             after = skip_spaces(text, close_quote + 1)
             for closer, shape in closers:
                 if text.startswith(closer, after):
                     ref.shape, ref.shape_start, ref.quoted = shape, pos, True
                     ref.label_raw = text[inner + 1 : close_quote]
                     return after + len(closer)
-            raise LexError(pos, f"label is not closed with {closers[0][0]!r}")
+            raise LexError(pos, "label_not_closed", closer=closers[0][0])
         best = -1
         best_shape = ""
         best_closer = ""
@@ -177,13 +180,13 @@ def _scan_shape(text: str, pos: int, eol: int, ref: NodeRef) -> int:
             if found >= 0 and (best < 0 or found < best):
                 best, best_shape, best_closer = found, shape, closer
         if best < 0:
-            raise LexError(pos, f"unclosed {opener!r} label")
+            raise LexError(pos, "unclosed_label", opener=opener)
         label = text[start:best]
         if '"' in label:
-            raise LexError(start + label.index('"'), 'a " inside an unquoted label')
+            raise LexError(start + label.index('"'), "quote_unquoted")
         ref.shape, ref.label_raw, ref.shape_start = best_shape, label, pos
         return best + len(best_closer)
-    raise LexError(pos, "unknown shape")  # pragma: no cover - OPENERS guard the call
+    raise LexError(pos, "unknown_shape")  # pragma: no cover - OPENERS guard the call
 
 
 def _salvage(text: str, pos: int, eol: int, ref: NodeRef) -> None:
@@ -218,7 +221,7 @@ def _closing_quote(text: str, start: int, closers: tuple[tuple[str, str], ...]) 
 def _scan_expanded(text: str, pos: int, eol: int, ref: NodeRef) -> int:
     match = EXPANDED_SHAPE.match(text, pos)
     if match is None or match.end() > eol:
-        raise LexError(pos, "unclosed '@{' shape")
+        raise LexError(pos, "unclosed_expanded")
     values = {k: v.strip().strip('"') for k, v in EXPANDED_FIELD.findall(match.group(1))}
     ref.shape = values.get("shape", "rect")
     if "shape" not in values and ("icon" in values or "img" in values):

@@ -65,25 +65,15 @@ def _percent_problems(canvas: Canvas) -> None:
         col = at - canvas.line_starts[line - 1] + 1
         before = text[canvas.line_starts[line - 1] : at]
         if DIRECTIVE_START.match(text, at):
-            severity, message = (
-                "error",
-                (
-                    "'%%{' inside a statement: mermaid reads a directive there and drops the text "
-                    "up to '}%%' or the end of the file"
-                ),
-            )
+            severity, code = "error", "directive_in_statement"
         elif line > statement.line and not before.strip():
-            severity = "error"
-            message = "a label line that starts with '%%': mermaid removes it as a comment"
+            severity, code = "error", "percent_line"
         else:
-            severity = "warning"
-            message = (
-                "'%%' inside a label: memviz never writes it (mermaid reads '%%{' as a directive)"
-            )
+            severity, code = "warning", "percent_in_label"
         if reported.get(id(statement)) in (severity, "error"):
             continue
         reported[id(statement)] = severity
-        canvas.problems.append(Problem(line, col, message, severity))
+        canvas.problems.append(Problem(line, col, code, severity))
 
 
 def _markdown_problems(canvas: Canvas) -> None:
@@ -108,9 +98,6 @@ def _markdown_problems(canvas: Canvas) -> None:
         for offset, label in labels:
             if MARKDOWN_STRING.fullmatch(label) is None:
                 line = canvas.line_of(offset)
-                message = (
-                    f"a label that starts with ` is a markdown string: mermaid needs it to end "
-                    f"with ` and hold no other `: {label[:30]!r}"
-                )
                 col = offset - canvas.line_starts[line - 1] + 1
-                canvas.problems.append(Problem(line, col, message, "error"))
+                said = {"label": label[:30]}
+                canvas.problems.append(Problem(line, col, "markdown_string", "error", said))

@@ -3,20 +3,34 @@
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from .labels import extract_fields
 from .vocabulary import STATUS_VOCABULARY, LabelFields
+from .wording import Words
 
 __all__ = ["STATUS_VOCABULARY", "LabelFields"]  # re-exported: their home is vocabulary.py
 
 
 @dataclass(slots=True)
 class Problem:
+    """Something wrong at `line`, `col` of a text: a code of `wording.TEXTS` and its values
+    (`message` is its English sentence; the pages translate the code)."""
+
     line: int
     col: int
-    message: str
+    code: str
     severity: str = "error"  # "error" | "warning"
+    values: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def words(self) -> Words:
+        return Words(self.code, **self.values)
+
+    @property
+    def message(self) -> str:
+        return str(self.words)
 
 
 @dataclass(slots=True)

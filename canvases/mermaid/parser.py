@@ -61,7 +61,7 @@ def parse(text: str) -> Canvas:
     try:
         _parse_lines(state)
     except Exception as error:  # noqa: BLE001 - the parser must never fail its caller
-        canvas.problems.append(Problem(1, 1, f"internal parser error: {error!r}", "error"))
+        canvas.problems.append(Problem(1, 1, "internal_error", "error", {"error": repr(error)}))
     _finish(state)
     if canvas.is_escaped_oneliner:
         _read_oneliner(canvas)
@@ -83,8 +83,7 @@ def _read_oneliner(canvas: Canvas) -> None:
     for sub in canvas.subgraphs:
         sub.line_start = sub.line_end = 1
     canvas.meta.line = canvas.meta.line_end = 1 if canvas.meta.line else None
-    message = "one-line file full of literal \\n: mermaid cannot read it (repair offered)"
-    canvas.problems = [Problem(1, 1, message, "error")]
+    canvas.problems = [Problem(1, 1, "escaped_oneliner", "error")]
 
 
 def _parse_lines(state: _State) -> None:
@@ -111,7 +110,7 @@ def _parse_lines(state: _State) -> None:
         pos = skip_spaces(text, line_start)
         if pos == 0 and text.startswith("\ufeff"):
             pos = skip_spaces(text, 1)
-            canvas.problems.append(Problem(1, 1, "byte-order mark before line 1", "warning"))
+            canvas.problems.append(Problem(1, 1, "bom", "warning"))
         lineno = index + 1
         index += 1
         if pos >= eol:
@@ -128,8 +127,8 @@ def _parse_lines(state: _State) -> None:
                 _add(canvas, "meta", lineno, lineno, pos, eol)
                 continue
             if braced is None and line.startswith("%%{"):
-                message = "'%%{' without '}%%': mermaid reads it as an unclosed directive"
-                canvas.problems.append(Problem(lineno, pos - line_start + 1, message, "warning"))
+                col = pos - line_start + 1
+                canvas.problems.append(Problem(lineno, col, "unclosed_directive", "warning"))
                 _add(canvas, "meta_broken", lineno, lineno, pos, eol)
                 continue
             if line.startswith("%%"):
@@ -145,9 +144,7 @@ def _parse_lines(state: _State) -> None:
             canvas.fenced = True
             _add(canvas, "fence", lineno, lineno, pos, eol)
             if first_content:
-                canvas.problems.append(
-                    Problem(lineno, 1, "fenced file: mermaid rejects the ``` lines", "warning")
-                )
+                canvas.problems.append(Problem(lineno, 1, "fenced", "warning"))
             first_content = False
             continue
         first_content = False
@@ -164,18 +161,18 @@ def _parse_lines(state: _State) -> None:
                 continue
             state.header_seen = True
             other = OTHER_DIAGRAM.match(text, pos)
-            message = (
-                f"not a flowchart ({other.group(1)})"
+            col = pos - line_start + 1
+            canvas.problems.append(
+                Problem(lineno, col, "not_flowchart", "error", {"kind": other.group(1)})
                 if other
-                else "missing 'flowchart' or 'graph' header"
+                else Problem(lineno, col, "header_missing", "error")
             )
-            canvas.problems.append(Problem(lineno, pos - line_start + 1, message, "error"))
         index = _statements(state, lineno, line_start, pos, eol, index)
     if meta_comments and canvas.meta.form == "none":
         canvas.meta = build_meta("comment", meta_comments, meta_lines[0], meta_lines[-1])
     for sub in state.stack:
         canvas.problems.append(
-            Problem(sub.line_start, 1, f"subgraph {sub.id!r} has no 'end'", "error")
+            Problem(sub.line_start, 1, "subgraph_open", "error", {"id": sub.id})
         )
         sub.line_end = len(starts)
 
@@ -239,11 +236,9 @@ def _fast(
 
 def _check_meta_position(canvas: Canvas, lineno: int, form: str) -> None:
     if lineno != 1 or canvas.text.startswith("\ufeff"):
-        message = "metadata is not at byte 0 of line 1"
-        canvas.problems.append(Problem(lineno, 1, message, "warning"))
+        canvas.problems.append(Problem(lineno, 1, "meta_not_first", "warning"))
     if form in ("loose", "single_percent"):
-        message = f"metadata is not valid JSON ({form})"
-        canvas.problems.append(Problem(lineno, 1, message, "warning"))
+        canvas.problems.append(Problem(lineno, 1, "meta_not_json", "warning", {"form": form}))
 
 
 def _skip_front_matter(canvas: Canvas, index: int, lineno: int, pos: int) -> int:
@@ -253,9 +248,9 @@ def _skip_front_matter(canvas: Canvas, index: int, lineno: int, pos: int) -> int
         if text[starts[other] : end].strip() == "---":
             _add(canvas, "front_matter", lineno, other + 1, pos, end)
             if other == index:
-                canvas.problems.append(Problem(lineno, 1, "empty front matter", "error"))
+                canvas.problems.append(Problem(lineno, 1, "front_matter_empty", "error"))
             return other + 1
-    canvas.problems.append(Problem(lineno, 1, "front matter '---' is never closed", "error"))
+    canvas.problems.append(Problem(lineno, 1, "front_matter_open", "error"))
     return len(starts)
 
 
@@ -291,7 +286,7 @@ def _statements(state: _State, lineno: int, line_start: int, pos: int, eol: int,
         if error is not None:
             line = canvas.line_of(error.pos)
             col = error.pos - canvas.line_starts[line - 1] + 1
-            canvas.problems.append(Problem(line, col, error.message, "error"))
+            canvas.problems.append(Problem(line, col, error.code, "error", error.values))
             if not groups:
                 _add(canvas, "unknown", lineno, lineno, pos, eol)
             return index
@@ -309,8 +304,8 @@ def _statements(state: _State, lineno: int, line_start: int, pos: int, eol: int,
             ):
                 _forget_words(canvas, statement)  # prose, not a node
             col = pos - line_start + 1
-            message = f"unexpected text {text[pos:eol][:30]!r}"
-            canvas.problems.append(Problem(lineno, col, message, "error"))
+            found = {"text": text[pos:eol][:30]}
+            canvas.problems.append(Problem(lineno, col, "unexpected_text", "error", found))
             _add(canvas, "unknown", lineno, lineno, pos, eol)
             return index
     return index
@@ -366,7 +361,7 @@ def _keyword(state: _State, word: str, lineno: int, pos: int, eol: int) -> None:
     if word == "subgraph":
         match = SUBGRAPH.match(text[pos:stop])
         if match is None or not (match.group("id") or match.group("quoted") or match.group("bare")):
-            canvas.problems.append(Problem(lineno, 1, "subgraph without an id", "error"))
+            canvas.problems.append(Problem(lineno, 1, "subgraph_no_id", "error"))
             sub_id, title = f"subgraph-{lineno}", ""
         elif match.group("id"):
             sub_id = match.group("id")
@@ -380,26 +375,24 @@ def _keyword(state: _State, word: str, lineno: int, pos: int, eol: int) -> None:
         state.stack.append(sub)
     elif word == "end":
         if rest.strip(";").strip():
-            canvas.problems.append(Problem(lineno, 1, "'end' followed by text", "error"))
+            canvas.problems.append(Problem(lineno, 1, "end_text", "error"))
         if state.stack:
             state.stack.pop().line_end = lineno
         else:
-            canvas.problems.append(Problem(lineno, 1, "'end' without a subgraph", "error"))
+            canvas.problems.append(Problem(lineno, 1, "end_alone", "error"))
     elif word == "direction":
         if DIRECTION.match(text, pos) is None:
-            canvas.problems.append(
-                Problem(lineno, 1, "'direction' needs TB, TD, BT, RL or LR", "error")
-            )
+            canvas.problems.append(Problem(lineno, 1, "direction_word", "error"))
     elif word in ("class", "style", "click"):
         parts = rest.split(None, 1)
         if not parts:
-            canvas.problems.append(Problem(lineno, 1, f"'{word}' without a node id", "error"))
+            canvas.problems.append(Problem(lineno, 1, "statement_no_id", "error", {"word": word}))
             return
         statement.ids = ID_LIST.findall(parts[0]) if word == "class" else [parts[0]]
         statement.name = parts[1].strip().rstrip(";").strip() if len(parts) > 1 else ""
         if word == "class" and not CLASS_NAME.fullmatch(statement.name):
-            message = f"'class' needs one class name, not {statement.name[:30]!r}"
-            canvas.problems.append(Problem(lineno, 1, message, "error"))
+            name = {"name": statement.name[:30]}
+            canvas.problems.append(Problem(lineno, 1, "class_name", "error", name))
     elif word == "classDef":
         parts = rest.split(None, 1)
         statement.name = parts[0] if parts else ""
@@ -462,19 +455,19 @@ def _finish(state: _State) -> None:
         if node.subgraph is not None:
             members[node.subgraph].append(node_id)
         if node_id.lower() in RESERVED_IDS:
-            message = f"mermaid rejects the node id {node_id!r}"
-            canvas.problems.append(Problem(node.line, 1, message, "error"))
+            said = {"node": node_id}
+            canvas.problems.append(Problem(node.line, 1, "reserved_id", "error", said))
         if ref is not None and '\\"' in node.label_raw:
-            message = f'{node_id}: \\" inside a label breaks mermaid (use #quot;)'
-            canvas.problems.append(Problem(node.line, 1, message, "warning"))
+            said = {"node": node_id}
+            canvas.problems.append(Problem(node.line, 1, "escaped_quote", "warning", said))
     for sub in canvas.subgraphs:
         sub.node_ids = members[sub.id]
     for edge in canvas.edges:
         if "&" in edge.arrow:
-            message = f"HTML-escaped arrow {edge.arrow!r}: mermaid rejects it"
-            canvas.problems.append(Problem(edge.line, 1, message, "warning"))
+            said = {"arrow": edge.arrow}
+            canvas.problems.append(Problem(edge.line, 1, "escaped_arrow", "warning", said))
     mermaid_text_problems(canvas)
     if canvas.header is None and not any(p.severity == "error" for p in canvas.problems):
-        canvas.problems.append(Problem(1, 1, "empty canvas: no 'flowchart' header", "error"))
+        canvas.problems.append(Problem(1, 1, "no_header", "error"))
     canvas.is_escaped_oneliner = looks_escaped_oneliner(canvas.text)
     canvas.problems.sort(key=lambda p: (p.line, p.col))

@@ -1,5 +1,6 @@
-"""What the engine says to people: why it refuses an edit (`EditError`) and what an edit did
-beyond its op (a `Note`), one code each, the English words here and only here.
+"""What the engine says to people: why it refuses an edit (`EditError`), what an edit did
+beyond its op (a `Note`) and what the parser finds wrong in a text (a `Problem`'s `Words`), one
+code each, the English words here and only here.
 
 The engine knows nothing of Django, so it raises `EditError(code, **values)` and returns notes
 made as `Note(code, **values)`; `str()` of either is the English sentence (scripts, tests, the
@@ -104,6 +105,79 @@ TEXTS: dict[str, str] = {
         "every value kept"
     ),
     "key_renamed": gettext_noop("renamed %(key)r to %(agent_key)r, the key the agent reads"),
+    # what the parser finds in a text (mermaid/parser.py, lexer.py, mermaid_rules.py)
+    "internal_error": gettext_noop("internal parser error: %(error)s"),
+    "escaped_oneliner": gettext_noop(
+        "one-line file full of literal \\n: mermaid cannot read it (repair offered)"
+    ),
+    "bom": gettext_noop("byte-order mark before line 1"),
+    "unclosed_directive": gettext_noop(
+        "'%%%%{' without '}%%%%': mermaid reads it as an unclosed directive"
+    ),
+    "fenced": gettext_noop("fenced file: mermaid rejects the ``` lines"),
+    "not_flowchart": gettext_noop("not a flowchart (%(kind)s)"),
+    "header_missing": gettext_noop("missing 'flowchart' or 'graph' header"),
+    "no_header": gettext_noop("empty canvas: no 'flowchart' header"),
+    "subgraph_open": gettext_noop("subgraph %(id)r has no 'end'"),
+    "subgraph_no_id": gettext_noop("subgraph without an id"),
+    "end_text": gettext_noop("'end' followed by text"),
+    "end_alone": gettext_noop("'end' without a subgraph"),
+    "direction_word": gettext_noop("'direction' needs TB, TD, BT, RL or LR"),
+    "statement_no_id": gettext_noop("'%(word)s' without a node id"),
+    "class_name": gettext_noop("'class' needs one class name, not %(name)r"),
+    "meta_not_first": gettext_noop("metadata is not at byte 0 of line 1"),
+    "meta_not_json": gettext_noop("metadata is not valid JSON (%(form)s)"),
+    "front_matter_empty": gettext_noop("empty front matter"),
+    "front_matter_open": gettext_noop("front matter '---' is never closed"),
+    "unexpected_text": gettext_noop("unexpected text %(text)r"),
+    "reserved_id": gettext_noop("mermaid rejects the node id %(node)r"),
+    "escaped_quote": gettext_noop(
+        '%(node)s: \\" inside a label breaks mermaid (use #quot;)'
+    ),
+    "escaped_arrow": gettext_noop("HTML-escaped arrow %(arrow)r: mermaid rejects it"),
+    "expected_id": gettext_noop("expected a node id"),
+    "unclosed_quote": gettext_noop("unclosed quoted label"),
+    "label_not_closed": gettext_noop("label is not closed with %(closer)r"),
+    "unclosed_label": gettext_noop("unclosed %(opener)r label"),
+    "quote_unquoted": gettext_noop('a " inside an unquoted label'),
+    "unknown_shape": gettext_noop("unknown shape"),
+    "unclosed_expanded": gettext_noop("unclosed '@{' shape"),
+    "directive_in_statement": gettext_noop(
+        "'%%%%{' inside a statement: mermaid reads a directive there and drops the text up to "
+        "'}%%%%' or the end of the file"
+    ),
+    "percent_line": gettext_noop(
+        "a label line that starts with '%%%%': mermaid removes it as a comment"
+    ),
+    "percent_in_label": gettext_noop(
+        "'%%%%' inside a label: memviz never writes it (mermaid reads '%%%%{' as a directive)"
+    ),
+    "markdown_string": gettext_noop(
+        "a label that starts with ` is a markdown string: mermaid needs it to end with ` and "
+        "hold no other `: %(label)r"
+    ),
+    # how the agent will treat a canvas (mermaid/agent_view.py): lint warnings, and why it reads
+    # no metadata (a `reason`, itself a code of this table)
+    "no_goal": gettext_noop("the agent will see no task goal: %(reason)s"),
+    "goal_empty": gettext_noop("taskGoal is empty"),
+    "meta_spans_lines": gettext_noop(
+        "the metadata spans several lines: memviz rewrites it as one line on the next edit"
+    ),
+    "empty_shell": gettext_noop(
+        "the agent deletes this canvas when it switches task: no '%%%%{' and at most 3 "
+        "non-empty lines (any memviz edit adds a metadata line)"
+    ),
+    "meta_bom_first": gettext_noop("a byte-order mark comes before the metadata"),
+    "meta_unclosed": gettext_noop("the metadata line has no closing '}%%%%'"),
+    "meta_single_percent": gettext_noop("the metadata uses single percent signs (%%{ … }%%)"),
+    "meta_comment_lines": gettext_noop(
+        "the metadata is written as comment lines (%%%% taskGoal: …)"
+    ),
+    "meta_not_at_start": gettext_noop("the metadata is not at byte 0 of line 1"),
+    "meta_none": gettext_noop("the canvas has no metadata line"),
+    "meta_not_strict": gettext_noop(
+        "the metadata line is not strict JSON (unquoted keys, a typo, or '}%%%%' in a value)"
+    ),
 }
 
 
@@ -111,6 +185,30 @@ def _words(code: str, values: dict[str, object]) -> str:
     if code not in TEXTS:
         raise KeyError(f"no wording {code!r} in canvases/mermaid/wording.py")
     return TEXTS[code] % values
+
+
+class Words:
+    """A code of `TEXTS` and its values: ``str()`` is the English sentence. A value may be
+    `Words` itself (a cause inside a sentence); the app translates both (`Said.engine`)."""
+
+    __slots__ = ("code", "values")
+
+    def __init__(self, code: str, **values: object) -> None:
+        if code not in TEXTS:
+            raise KeyError(f"no wording {code!r} in canvases/mermaid/wording.py")
+        self.code, self.values = code, values
+
+    def __str__(self) -> str:
+        return _words(self.code, self.values)
+
+    def __repr__(self) -> str:
+        return f"Words({self.code!r}, {self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Words) and (self.code, self.values) == (other.code, other.values)
+
+    def __hash__(self) -> int:
+        return hash(self.code)
 
 
 class EditError(ValueError):

@@ -84,17 +84,14 @@ def english_leaks(content: bytes, english: set[str]) -> list[str]:
     """The English UI strings a zh-hans page shows (data from the memory folder left out)."""
     page = BeautifulSoup(content, "html.parser")
     assert one(page, "html")["lang"] == "zh-hans"
-    # Data from the memory folder (ids, titles, summaries, session keys) and the engine's own
-    # findings (parse problems, what the agent will read), which stay English as in the JSON twin.
+    # Data from the memory folder (ids, titles, summaries, session keys). The engine's findings
+    # (parse problems, what the agent will read) are codes read in the reader's language: checked.
     data = (
         "script, code, pre, .evidence, td a, time, .summary, .ref > summary, .node-ref, "
-        ".node-link, .node-title, td.small, td.goal, .problem-message, .line-problem, "
-        ".hits li:not(.empty):not(.more)"
+        ".node-link, .node-title, td.small, td.goal, .hits li:not(.empty):not(.more)"
     )
     for el in page.select(data):
         el.decompose()
-    for el in page.select(".no-goal[title]"):
-        del el["title"]
     for option in page.select("option"):
         if option.get("value", option.get_text()) == option.get_text():
             option.decompose()  # a choice among data (agent, session, node ids), echoed back

@@ -295,8 +295,8 @@ def test_lint_from_kept_figures_equals_a_recount(fixtures_root: Path) -> None:
             "missing_refs": sorted(lint["missing_refs"], key=lambda m: m["tool_call_id"]),
         }
         assert kept == recount_lint(canvas.agent, canvas), canvas.filename
-        seen_missing += len(kept["missing_refs"])
-        seen_orphans += len(kept["rows_on_no_canvas"])
+        seen_missing += len(lint["missing_refs"])
+        seen_orphans += len(lint["rows_on_no_canvas"])
     assert seen_missing and seen_orphans  # the appended rows were found, not just zero == zero
 
 

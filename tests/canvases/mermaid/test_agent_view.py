@@ -82,7 +82,7 @@ def test_js_string_and_json_parse_follow_javascript():
 def test_read_meta_says_what_the_agent_reads_and_why_not(header, goal, problem):
     meta = agent_view.read_meta(header + BODY)
     assert meta.task_goal == goal
-    assert problem in meta.problem and (meta.readable == (problem == ""))
+    assert problem in str(meta.problem or "") and (meta.readable == (problem == ""))
 
 
 def test_a_header_wrapped_over_lines_is_read_but_not_strict():
