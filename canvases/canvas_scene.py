@@ -12,9 +12,9 @@ import math
 import re
 from typing import Any
 
-from canvases.mermaid import Canvas, parse
+from canvases.mermaid import Canvas
+from canvases.mermaid.parser import parse_drawn
 from canvases.mermaid.render import STATUS_CLASS_PREFIX, status_key
-from canvases.mermaid.repair import repair_text
 from canvases.scene_labels import rich_lines
 from canvases.scene_shapes import drawn_shape
 
@@ -297,10 +297,4 @@ def canvas_scene(text: str, doc: Canvas | None = None) -> dict[str, Any]:
     the same status classes, without writing and parsing the render body again. ``doc`` is
     ``parse(text)`` when the caller has it (its label fields are then read only once).
     """
-    if doc is None or doc.text != text:
-        doc = parse(text)
-    if doc.is_escaped_oneliner:
-        repaired = repair_text(text)
-        if repaired is not None:
-            doc = parse(repaired)
-    return scene_of(doc)
+    return scene_of(parse_drawn(text, doc))

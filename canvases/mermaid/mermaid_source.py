@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from .model import Canvas
-from .parser import parse
+from .parser import parse_drawn
 from .render import _status_lines
 from .repair import repair_text
 
@@ -65,10 +65,7 @@ def status_lines(text: str, doc: Canvas | None = None) -> str:
     """memviz's status colours (``classDef mvz_* …`` + ``class …``) for every node of `text`.
 
     ``doc``: ``parse(text)`` when the caller has it (the pages' parse is cached per text)."""
-    if doc is None or doc.text != text:
-        repaired = repair_text(text)
-        doc = parse(repaired if repaired is not None else text)
-    return "\n".join(_status_lines(doc, {}, {}))
+    return "\n".join(_status_lines(parse_drawn(text, doc), {}, {}))
 
 
 def mermaid_view(text: str, doc: Canvas | None = None) -> dict[str, str]:

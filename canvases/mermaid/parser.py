@@ -68,6 +68,18 @@ def parse(text: str) -> Canvas:
     return canvas
 
 
+def parse_drawn(text: str, doc: Canvas | None = None) -> Canvas:
+    """The canvas a picture of `text` shows: `doc` (its parse, when the caller has it) or a new
+    parse; for a one-line file full of literal ``\\n``, the parse of its repair."""
+    if doc is None or doc.text != text:
+        doc = parse(text)
+    if doc.is_escaped_oneliner:
+        repaired = repair_text(text)
+        if repaired is not None:
+            doc = parse(repaired)
+    return doc
+
+
 def _read_oneliner(canvas: Canvas) -> None:
     """Show what the one-liner stands for; its offsets are not this text's, so edits refuse it."""
     repaired = repair_text(canvas.text)

@@ -19,8 +19,7 @@ from functools import lru_cache
 from .labels import SEGMENT_SPLIT, decode_label
 from .lexer import NODE_ID, SHAPE_DELIMITERS
 from .model import STATUS_VOCABULARY, Canvas, Link, NodeRef, Statement, Subgraph
-from .parser import CLASS_NAME, DIRECTION, parse
-from .repair import repair_text
+from .parser import CLASS_NAME, DIRECTION, parse_drawn
 from .vocabulary import STATUS_STYLES as STATUS_LOOKS
 from .vocabulary import URGENCY
 
@@ -317,12 +316,7 @@ def _safe_css(css: str) -> bool:
 
 
 def _render(text: str, chosen: set[str], doc: Canvas | None) -> str:
-    if doc is None or doc.text != text:
-        doc = parse(text)
-    if doc.is_escaped_oneliner:
-        repaired = repair_text(text)
-        if repaired is not None:
-            doc = parse(repaired)
+    doc = parse_drawn(text, doc)
     renderer = _Renderer(doc, chosen)
     lines = renderer.run()
     return "\n".join([*lines, *_status_lines(doc, renderer.hidden, renderer.members)]) + "\n"
