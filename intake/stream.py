@@ -84,6 +84,9 @@ class EventError(ValueError):
 # --- tokens ---------------------------------------------------------------------------------
 
 
+TOKEN_PREFIX = "mvz_"
+
+
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
@@ -111,7 +114,9 @@ def token_create(agent_name: str, *, user: Any = None) -> str:
         raise TokenForbidden(
             f"the push token of {agent_name!r} belongs to another user; ask staff to rotate it"
         )
-    token = secrets.token_urlsafe(32)
+    # A prefix: a token never starts with "-", which the push command would take for an option
+    # (one token in 64 did), and secret scanners can tell what it is.
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     StreamToken.objects.update_or_create(
         agent_name=agent_name,
         defaults={

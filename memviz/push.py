@@ -213,7 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("path", help="the local agent folder to mirror")
     parser.add_argument("url", help="memviz server URL, e.g. http://127.0.0.1:8000")
-    parser.add_argument("token", help="token printed by `manage.py stream_token <agent>`")
+    parser.add_argument(
+        "token",
+        help="token printed by `manage.py stream_token <agent>` (an older token that starts "
+        "with '-': write `--` before it)",
+    )
     parser.add_argument("--agent", help="agent name on the server (default: the folder name)")
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between scans")
     parser.add_argument("--once", action="store_true", help="push what is there, then exit")

@@ -59,6 +59,35 @@ def test_token_command_prints_once_and_stores_only_a_hash(capsys) -> None:
     assert len(token) >= 40 and token not in stored.token_hash and len(stored.token_hash) == 64
 
 
+def test_no_token_starts_with_a_dash_which_the_push_command_would_read_as_an_option() -> None:
+    # token_urlsafe starts with "-" once in 64 draws: the command printed on the tokens page
+    # then failed with argparse's usage error (exit 2)
+    tokens = [token_create(f"agent-{i}") for i in range(300)]
+    assert all(t.startswith("mvz_") and len(t) > 40 for t in tokens)
+    assert len(set(tokens)) == len(tokens)
+
+
+def test_the_push_command_takes_an_older_token_that_starts_with_a_dash_after_a_double_dash(
+    tmp_path: Path, monkeypatch
+) -> None:
+    from memviz import push
+
+    seen = {}
+
+    class Recorder:
+        def __init__(self, path, url, token, agent=None):
+            seen["token"] = token
+
+        def run(self, interval, once):
+            seen["once"] = once
+
+    monkeypatch.setattr(push, "Pusher", Recorder)
+    assert push.main([str(tmp_path), "http://127.0.0.1:1", "--once", "--", "-abc_def"]) == 0
+    assert seen == {"token": "-abc_def", "once": True}
+    with pytest.raises(SystemExit):
+        push.main([str(tmp_path), "http://127.0.0.1:1", "-abc_def"])  # why `--` is needed
+
+
 def test_bad_token_is_401_and_writes_nothing(push_root: Path) -> None:
     token_create("remote")
     client = Client()
