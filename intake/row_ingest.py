@@ -28,6 +28,7 @@ from sessions.memory.jsonl import Row as FileRow
 from sessions.memory.jsonl import RowStream
 from sessions.memory.layout import AgentFolder, SessionFile
 from sessions.memory.row_fields import offloaded_text
+from sessions.memory.wording import words
 from sessions.models import Agent, AgentSession, Row, TrackedFile
 
 if TYPE_CHECKING:
@@ -218,6 +219,8 @@ def session_file_record(ctx: SessionsContext, read: FileRead) -> None:
             "line_no": p.line_no,
             "offset": p.offset,
             "kind": p.kind,
+            "code": p.code,
+            "values": dict(p.values),
             "reason": p.reason,
             "excerpt": p.excerpt,
         }
@@ -229,7 +232,9 @@ def session_file_record(ctx: SessionsContext, read: FileRead) -> None:
                 "line_no": stream.next_line_no,
                 "offset": stream.end_offset,
                 "kind": "partial",
-                "reason": "incomplete last line (no newline): corrupt, unless the agent is still writing it",
+                "code": "incomplete_last_line",
+                "values": {},
+                "reason": words("incomplete_last_line"),
                 "excerpt": "",
             }
         )

@@ -78,12 +78,24 @@ class RowItem(TypedDict):
     extra: dict[str, Any]
 
 
+class LineProblemItem(TypedDict):
+    """A line of a session file that is not a row (`sessions/line_problems.py`)."""
+
+    line_no: int
+    offset: int
+    kind: str  # "corrupt" | "invalid" | "partial"
+    kind_words: str  # the kind in the reader's language
+    code: str  # of sessions/memory/wording.py ("" for one indexed before problems had codes)
+    reason: str  # in the reader's language
+    excerpt: str
+
+
 class SessionItem(TypedDict):
     id: str
     file: str
     session_key: str | None
     rows: int
-    problems: list[Any]
+    problems: list[LineProblemItem]
 
 
 class SessionTimeline(TypedDict):
@@ -120,7 +132,7 @@ class AgentSessionItem(TypedDict):
     file: str
     session_key: str | None
     rows: int
-    problems: list[Any]
+    problems: list[LineProblemItem]
     first: str
     last: str
 

@@ -18,6 +18,7 @@ from sessions import counters, search
 from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
 from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
+from sessions.line_problems import line_problem_item
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.memory.row_fields import WAIT
@@ -244,7 +245,7 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> AgentDetail:
             "file": s.relpath,
             "session_key": s.session_key or None,
             "rows": s.rows_count,
-            "problems": list(s.problems),
+            "problems": [line_problem_item(p) for p in s.problems],
             "first": s.first_timestamp,
             "last": s.last_timestamp,
         }
@@ -318,7 +319,7 @@ def session_rows(agent: Agent, session: AgentSession, params: dict[str, str]) ->
             "file": session.relpath,
             "session_key": session.session_key or None,
             "rows": session.rows_count,
-            "problems": session.problems,
+            "problems": [line_problem_item(p) for p in session.problems],
         },
         "filters": {
             k: params.get(k, "")

@@ -6,13 +6,14 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from sessions.memory import json_text
 from sessions.memory.paths import LinkRefused, open_regular
+from sessions.memory.wording import words
 
 __all__ = [
     "HEAD_BYTES",
@@ -73,11 +74,19 @@ class Row:
 
 @dataclass(frozen=True, slots=True)
 class LineProblem:
+    """Why a line is not a row: a code of `wording.TEXTS` and its values (`reason` is the
+    English sentence; the pages translate the code)."""
+
     line_no: int
     offset: int
     kind: Literal["corrupt", "invalid"]
-    reason: str
+    code: str
+    values: Mapping[str, object]
     excerpt: str
+
+    @property
+    def reason(self) -> str:
+        return words(self.code, self.values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +166,8 @@ def parse_line(raw: bytes, line_no: int, offset: int) -> Row | LineProblem | Non
         return _parse_text(text, line_no, offset)
     except Exception as error:  # noqa: BLE001 - one hostile line is that line's problem
         # RecursionError from a line nested thousands deep, MemoryError, anything else.
-        reason = f"unreadable line ({type(error).__name__})"
-        return LineProblem(line_no, offset, "corrupt", reason, _excerpt(text))
+        said = {"error": type(error).__name__}
+        return LineProblem(line_no, offset, "corrupt", "unreadable_line", said, _excerpt(text))
 
 
 def nesting_exceeds(value: Any, limit: int = MAX_NESTING) -> bool:
@@ -187,24 +196,23 @@ def _parse_text(text: str, line_no: int, offset: int) -> Row | LineProblem:
         try:
             data = _loads(sanitize_unsafe_chars(text))
         except ValueError:
-            return LineProblem(
-                line_no, offset, "corrupt", f"invalid JSON: {first_error}", _excerpt(text)
-            )
+            said = {"error": str(first_error)}
+            return LineProblem(line_no, offset, "corrupt", "invalid_json", said, _excerpt(text))
     if _maybe_deep(text) and nesting_exceeds(data):
-        reason = f"nested more than {MAX_NESTING} levels deep"
-        return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
+        deep: dict[str, object] = {"limit": MAX_NESTING}
+        return LineProblem(line_no, offset, "invalid", "too_deep", deep, _excerpt(text))
     if not isinstance(data, dict):
-        reason = f"not a JSON object (a {type(data).__name__})"
-        return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
+        said = {"type": type(data).__name__}
+        return LineProblem(line_no, offset, "invalid", "not_object", said, _excerpt(text))
     tool_call_id = data.get("tool_call_id")
     if not isinstance(tool_call_id, str) or not tool_call_id:
         if "tool_call_id" not in data:
-            reason = "missing tool_call_id"
+            code = "no_tool_call_id"
         elif isinstance(tool_call_id, str):
-            reason = "empty tool_call_id"
+            code = "empty_tool_call_id"
         else:
-            reason = "tool_call_id is not a string"
-        return LineProblem(line_no, offset, "invalid", reason, _excerpt(text))
+            code = "tool_call_id_type"
+        return LineProblem(line_no, offset, "invalid", code, {}, _excerpt(text))
     result_ref = data.get("result_ref")
     return Row(
         line_no=line_no,
@@ -276,8 +284,9 @@ class _Reader:
 
     def emit_huge(self, head: bytes, length: int, offset: int) -> None:
         text = head.decode("utf-8", errors="replace")
-        reason = f"line too long ({length} bytes, limit {self.max_line_bytes})"
-        self.problems.append(LineProblem(self.line_no, offset, "corrupt", reason, _excerpt(text)))
+        said = {"length": length, "limit": self.max_line_bytes}
+        problem = LineProblem(self.line_no, offset, "corrupt", "line_too_long", said, _excerpt(text))
+        self.problems.append(problem)
         self.line_no += 1
 
 
@@ -324,7 +333,8 @@ class RowStream:
         try:
             handle = open_regular(self.path, folders=1)
         except LinkRefused as refused:  # a link or a FIFO: no rows, one problem
-            problem = LineProblem(self.next_line_no, self.start_offset, "corrupt", str(refused), "")
+            at = self.next_line_no, self.start_offset
+            problem = LineProblem(*at, "corrupt", refused.code, refused.values, "")
             self._reader.problems.append(problem)
             return
         with handle:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from sessions.memory.paths import confine, is_link, open_regular
+from sessions.memory.wording import words
 
 __all__ = [
     "AgentFolder",
@@ -45,7 +46,6 @@ def canvas_file(agent_dir: Path, filename: str) -> Path:
 _ENHANCED_PREFIXES = ("boundaries-", "degraded-retry-")
 # Never a folder (a path below a character device): the refs/ of an agent whose refs/ is a link.
 NO_FOLDER = Path(os.devnull) / "refused-link"
-LINK_REFUSED = "symbolic link: memviz does not follow links inside memory folders"
 log = logging.getLogger(__name__)
 
 
@@ -110,14 +110,14 @@ def _linked(folder: Path) -> list[Path]:
 def _mmds(folder: Path, refused: list[str], base: Path) -> list[Path]:
     mmds = folder / CANVAS_DIR
     if is_link(mmds):
-        refused.append(f"{_rel(mmds, base)}/: {LINK_REFUSED}")
+        refused.append(words("is_link", name=f"{_rel(mmds, base)}/"))
         return []
     found = []
     for path in _files(mmds):
         if not path.name.endswith(".mmd"):
             continue
         if is_link(path):
-            refused.append(f"{_rel(path, base)}: {LINK_REFUSED}")
+            refused.append(words("is_link", name=_rel(path, base)))
         else:
             found.append(path)
     return found
@@ -130,7 +130,7 @@ def _rel(path: Path, base: Path) -> str:
 def _refs_dir(folder: Path, refused: list[str], base: Path) -> Path:
     refs = folder / "refs"
     if is_link(refs):
-        refused.append(f"{_rel(refs, base)}/: {LINK_REFUSED}")
+        refused.append(words("is_link", name=f"{_rel(refs, base)}/"))
         return NO_FOLDER
     return refs
 
@@ -138,7 +138,7 @@ def _refs_dir(folder: Path, refused: list[str], base: Path) -> Path:
 def _linked_dirs(folder: Path, refused: list[str], base: Path) -> None:
     for path in _linked(folder):
         if path.name not in (CANVAS_DIR, "refs") and path.is_dir():
-            refused.append(f"{_rel(path, base)}/: {LINK_REFUSED}")
+            refused.append(words("is_link", name=f"{_rel(path, base)}/"))
 
 
 def _has_agent_markers(entries: list[os.DirEntry[str]]) -> bool:
@@ -225,7 +225,7 @@ def _upstream_agent(path: Path) -> AgentFolder:
         elif file.name == REGISTRY_FILE:
             registry_path = file
         elif is_link(file):
-            refused.append(f"{file.name}: {LINK_REFUSED}")
+            refused.append(words("is_link", name=file.name))
         else:
             extras.append(file)
             enhanced = enhanced or file.name.startswith(_ENHANCED_PREFIXES)
@@ -290,7 +290,7 @@ def _per_session_agent(
             elif file.name == REGISTRY_FILE:
                 registries.append(file)
             elif is_link(file):
-                refused.append(f"{_rel(file, path)}: {LINK_REFUSED}")
+                refused.append(words("is_link", name=_rel(file, path)))
             elif file.name != STATE_FILE:
                 extras.append(file)
         for file in row_files:
@@ -376,7 +376,7 @@ def _child_agents(root: Path) -> list[AgentFolder]:
     agents: list[AgentFolder] = []
     for child in _linked(root):
         if child.is_dir():
-            log.warning("%s: %s (not read as an agent folder)", child.name, LINK_REFUSED)
+            log.warning("%s (not read as an agent folder)", words("is_link", name=child.name))
     for child in _dirs(root):
         if child.name in AGENT_SUBDIRS:
             continue

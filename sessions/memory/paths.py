@@ -12,6 +12,8 @@ import stat
 from io import BufferedReader
 from pathlib import Path, PurePosixPath
 
+from sessions.memory.wording import words
+
 __all__ = [
     "READ_LIMIT",
     "FileTooLarge",
@@ -77,8 +79,9 @@ class LinkRefused(OSError):
     An OSError with errno ELOOP, so code that already handles unreadable files handles it too.
     """
 
-    def __init__(self, message: str) -> None:
-        super().__init__(errno.ELOOP, message)
+    def __init__(self, code: str, **values: object) -> None:
+        super().__init__(errno.ELOOP, words(code, values))
+        self.code, self.values = code, values  # of wording.TEXTS: the pages translate it
 
     def __str__(self) -> str:
         return self.strerror or "link refused"
@@ -118,9 +121,9 @@ def open_regular_fd(path: Path | str, *, folders: int = 0) -> int:
         fd = os.open(text, _READ_FLAGS)
     except OSError as error:
         if error.errno == errno.ELOOP:
-            raise LinkRefused(f"{_shown(parts)} is a symbolic link: {_NOT_FOLLOWED}") from None
+            raise LinkRefused("is_link", name=_shown(parts)) from None
         if error.errno == errno.ENXIO:  # a socket (or a device without its driver)
-            raise LinkRefused(f"{_shown(parts)} is not a regular file") from None
+            raise LinkRefused("not_regular", name=_shown(parts)) from None
         raise
     try:
         where = _descriptor_path(fd)
@@ -132,7 +135,7 @@ def open_regular_fd(path: Path | str, *, folders: int = 0) -> int:
         ):
             if where.endswith(" (deleted)"):
                 raise FileNotFoundError(errno.ENOENT, "deleted while opened", parts[-1])
-            raise LinkRefused(f"{_shown(parts)}: a folder on the way is a link: {_NOT_FOLLOWED}")
+            raise LinkRefused("folder_link", name=_shown(parts))
         _require_regular(fd, _shown(parts))
         return fd
     except BaseException:
@@ -141,13 +144,10 @@ def open_regular_fd(path: Path | str, *, folders: int = 0) -> int:
         raise
 
 
-_NOT_FOLLOWED = "memviz does not follow links inside memory folders"
-
-
 def _require_regular(fd: int, shown: str) -> None:
     """Refuse a FIFO, device or socket (opened without blocking), then make reads blocking again."""
     if not stat.S_ISREG(os.fstat(fd).st_mode):
-        raise LinkRefused(f"{shown} is not a regular file")
+        raise LinkRefused("not_regular", name=shown)
     flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     fcntl.fcntl(fd, fcntl.F_SETFL, flags & ~os.O_NONBLOCK)
 
@@ -185,7 +185,7 @@ def open_append(
         fd = os.open(path, flags, mode)
     except OSError as error:
         if error.errno in (errno.ELOOP, errno.ENXIO):
-            raise LinkRefused(f"{os.path.basename(os.fspath(path))} is not a regular file") from None
+            raise LinkRefused("not_regular", name=os.path.basename(os.fspath(path))) from None
         raise
     try:
         _require_regular(fd, os.path.basename(os.fspath(path)))
@@ -225,7 +225,7 @@ def _open_walk(anchor: str, parts: list[str]) -> int:
             except OSError as error:
                 if error.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
                     where = _shown(parts[: depth + 1])
-                    raise LinkRefused(f"{where} is a symbolic link: {_NOT_FOLLOWED}") from None
+                    raise LinkRefused("is_link", name=where) from None
                 raise
             os.close(fd)
             fd = child

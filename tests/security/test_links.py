@@ -91,10 +91,10 @@ def test_layout_leaves_links_out_and_names_them(tmp_path: Path, fixtures_root: P
     assert set(agents) == {"files", "folders", "inside"}  # the linked agent folder is not read
     files = agents["files"]
     assert "009-secret.mmd" not in [p.name for p in files.mmd_files]
-    assert any(r.startswith("mmds/009-secret.mmd:") for r in files.refused)
+    assert any(r.startswith("mmds/009-secret.mmd is a symbolic link") for r in files.refused)
     folders = agents["folders"]
     assert folders.mmd_files == [] and folders.refs_dirs == [] and not folders.refs_dir.is_dir()
-    assert {"mmds/: symbolic link", "refs/: symbolic link"} <= {
+    assert {"mmds/ is a symbolic link", "refs/ is a symbolic link"} <= {
         r.split(": memviz")[0] for r in folders.refused
     }
     assert [p.name for p in agents["inside"].mmd_files] == [
@@ -145,8 +145,8 @@ def test_ingest_pages_and_search_never_show_what_links_point_at(
                 body = json.dumps([data["nodes"], data["rows"]])
             assert SECRET not in body and "root:x:0:0" not in body, url
     agent_page = client.get("/a/files/").content.decode()
-    assert "not read: mmds/009-secret.mmd: symbolic link" in agent_page
-    assert "not read: mmds/: symbolic link" in client.get("/a/folders/").content.decode()
+    assert "not read: mmds/009-secret.mmd is a symbolic link" in agent_page
+    assert "not read: mmds/ is a symbolic link" in client.get("/a/folders/").content.decode()
     assert "not read: mmds/003-copy.mmd" in client.get("/a/inside/").content.decode()
 
 

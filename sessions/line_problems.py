@@ -1,0 +1,44 @@
+"""A session's line problems as the pages list them: in the reader's language, with their code.
+
+The index keeps each problem as the reader found it (`sessions/memory/jsonl.py`: code, values
+and the English `reason`); this translates the code's words (`sessions/memory/wording.py`). A
+problem indexed before problems had codes keeps its English reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.utils.translation import gettext, pgettext
+
+from sessions.memory import wording
+from sessions.page_types import LineProblemItem
+
+
+def kind_word(kind: str) -> str:
+    """What a line problem's kind reads as: corrupt, invalid, or partial (still being written)."""
+    if kind == "corrupt":
+        return pgettext("line problem", "corrupt")
+    if kind == "invalid":
+        return pgettext("line problem", "invalid")
+    if kind == "partial":
+        return pgettext("line problem", "partial")
+    return kind
+
+
+def line_problem_item(problem: Mapping[str, Any]) -> LineProblemItem:
+    code = str(problem.get("code", ""))
+    if code in wording.TEXTS:
+        reason = gettext(wording.TEXTS[code]) % dict(problem.get("values") or {})
+    else:
+        reason = str(problem.get("reason", ""))
+    return {
+        "line_no": int(problem["line_no"]),
+        "offset": int(problem.get("offset", 0)),
+        "kind": str(problem["kind"]),
+        "kind_words": kind_word(str(problem["kind"])),
+        "code": code,
+        "reason": reason,
+        "excerpt": str(problem.get("excerpt", "")),
+    }

@@ -1,0 +1,48 @@
+"""What the folder reader says to people: why a line of an offload JSONL is not a row, and why
+a file was refused (`LinkRefused`), one code each, the English words here and only here.
+
+Django-free like the rest of `sessions/memory`: ``words(code, values)`` is the English sentence
+(the index keeps it beside the code, scripts and logs read it). The pages translate the code
+through gettext (`sessions/line_problems.py`); `gettext_noop` below only marks the words for
+`make messages` (xgettext extracts calls by that name) and returns them unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+
+def gettext_noop(text: str) -> str:
+    return text
+
+
+TEXTS: dict[str, str] = {
+    # a line of an offload JSONL (jsonl.py)
+    "unreadable_line": gettext_noop("unreadable line (%(error)s)"),
+    "invalid_json": gettext_noop("invalid JSON: %(error)s"),
+    "too_deep": gettext_noop("nested more than %(limit)s levels deep"),
+    "not_object": gettext_noop("not a JSON object (a %(type)s)"),
+    "no_tool_call_id": gettext_noop("missing tool_call_id"),
+    "empty_tool_call_id": gettext_noop("empty tool_call_id"),
+    "tool_call_id_type": gettext_noop("tool_call_id is not a string"),
+    "line_too_long": gettext_noop("line too long (%(length)s bytes, limit %(limit)s)"),
+    "incomplete_last_line": gettext_noop(
+        "incomplete last line (no newline): corrupt, unless the agent is still writing it"
+    ),
+    # a file memviz will not open (paths.py)
+    "is_link": gettext_noop(
+        "%(name)s is a symbolic link: memviz does not follow links inside memory folders"
+    ),
+    "folder_link": gettext_noop(
+        "%(name)s: a folder on the way is a link: memviz does not follow links inside memory "
+        "folders"
+    ),
+    "not_regular": gettext_noop("%(name)s is not a regular file"),
+}
+
+
+def words(code: str, values: Mapping[str, object] | None = None, /, **named: object) -> str:
+    """The English sentence of `code` with its values (given as a mapping or by name)."""
+    if code not in TEXTS:
+        raise KeyError(f"no wording {code!r} in sessions/memory/wording.py")
+    return TEXTS[code] % {**(values or {}), **named}
