@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 from django.conf import settings
@@ -11,14 +10,12 @@ from django.http.response import HttpResponseBase
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
+from browse import ref_selectors
 from browse import selectors as page_contexts
 from canvases import liveness
 from memviz.pages import HtmxHttpRequest, json_response, render_page, wants_json
 from sessions import home_selectors, selectors
-from sessions.memory.paths import LinkRefused, UnsafePath, confine, open_regular
-from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
-from sessions.models import Ref
-from sessions.ref_render import code_to_html, markdown_to_html
+from sessions.memory.paths import open_regular
 
 
 @require_GET
@@ -52,83 +49,31 @@ def session_page(request: HtmxHttpRequest, agent: str, session: str) -> HttpResp
     return render_page(request, "agent_sessions/session.html", data, partial="timeline")
 
 
-def _ref_lookup(agent_slug: str, name: str) -> tuple[Ref, Path]:
-    agent = selectors.agent_get(agent_slug)
-    ref = Ref.objects.filter(agent=agent, name__in=[f"refs/{name}", name]).order_by("name").first()
-    if ref is None:
-        raise RefMissing(f"ref {name!r} is not in this agent's folder")
-    confine(Path(agent.path), ref.name)  # refuses names that leave the folder
-    # Opened by its own name, not the resolved one: a link on the way is refused when opened.
-    return ref, Path(agent.path) / ref.name
-
-
-class RefMissing(LookupError):
-    pass
-
-
 @require_GET
 def ref_page(request: HttpRequest, agent: str, name: str) -> HttpResponseBase:
     try:
-        ref, path = _ref_lookup(agent, name)
-    except UnsafePath as exc:
-        return _ref_error(request, agent, name, f"refused: {exc}", 400)
-    except RefMissing as exc:
-        return _ref_error(request, agent, name, f"missing: {exc}", 404)
-    if not path.exists() and not path.is_symlink():
-        return _ref_error(request, agent, name, "missing: the file is gone from disk", 404)
-    try:
-        offset = max(0, int(request.GET.get("offset", 0)))
-    except ValueError:
-        offset = 0
-    try:
         if request.GET.get("raw"):
-            return FileResponse(
-                open_regular(path, folders=2),  # FileResponse closes it
-                as_attachment=True,
-                filename=path.name,
-                content_type="text/plain; charset=utf-8",
-            )
-        page = read_ref_page(path, offset=offset, limit=settings.MEMVIZ_REF_PAGE_BYTES)
-    except LinkRefused as exc:
-        return _ref_error(request, agent, name, f"refused: {exc}", 400)
+            return _ref_download(agent, name)
+        try:
+            offset = max(0, int(request.GET.get("offset", 0)))
+        except ValueError:
+            offset = 0
+        limit = settings.MEMVIZ_REF_PAGE_BYTES
+        data, html = ref_selectors.ref_page(agent, name, offset, limit)
+    except ref_selectors.RefRefused as refused:
+        return _ref_error(request, agent, name, refused.message, refused.status)
+    extra = {"html": html, "back": _back_link(request)}
+    return render_page(request, "agent_sessions/ref.html", data, extra=extra, partial="ref_body")
+
+
+def _ref_download(agent: str, name: str) -> FileResponse:
+    _ref, path = ref_selectors.ref_file(agent, name)
+    try:
+        handle = open_regular(path, folders=2)  # FileResponse closes it
     except OSError as exc:
-        return _ref_error(request, agent, name, f"unreadable: {exc.strerror}", 404)
-    whole = page.offset == 0 and page.next_offset is None
-    data = {
-        "agent": agent,
-        "name": ref.name,
-        "url_name": selectors.ref_url_name(ref.name),
-        "tool": ref.tool,
-        "call_id": ref.call_id,
-        "timestamp": ref.timestamp,
-        "total_bytes": page.total_bytes,
-        "offset": page.offset,
-        "next_offset": page.next_offset,
-        "prev_offset": max(0, page.offset - settings.MEMVIZ_REF_PAGE_BYTES)
-        if page.offset
-        else None,
-        "paged": not whole,
-        "text": page.text,
-        "result_text": None,
-        "unwrapped_text": None,
-    }
-    html: dict[str, str] = {}
-    if whole:
-        header, result = split_ref(page.text)
-        unwrapped = unwrap_tool_result(result)
-        data["result_text"] = result
-        data["unwrapped_text"] = unwrapped
-        html["header"] = markdown_to_html(header)
-        html["result"] = code_to_html(unwrapped if unwrapped is not None else result)
-        html["raw"] = code_to_html(result) if unwrapped is not None else ""
-    else:
-        html["result"] = code_to_html(page.text, "text")
-    return render_page(
-        request,
-        "agent_sessions/ref.html",
-        data,
-        extra={"html": html, "back": _back_link(request)},
-        partial="ref_body",
+        raise ref_selectors.refused_opening(exc) from None
+    return FileResponse(
+        handle, as_attachment=True, filename=path.name, content_type="text/plain; charset=utf-8"
     )
 
 

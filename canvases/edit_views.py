@@ -246,10 +246,4 @@ def lint_panel(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
 @canvas_view()
 def live_panel(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     """Polled by the canvas page: live badge, and human edits an agent rewrite dropped."""
-    data = {
-        "agent": canvas.agent.slug,
-        "file": canvas.filename,
-        "content_hash": canvas.content_hash,
-        "editor": selectors.editor_state(canvas.agent, canvas),
-    }
-    return render_page(request, "canvases/_live.html", data)
+    return render_page(request, "canvases/_live.html", selectors.live_panel(canvas))

@@ -112,6 +112,15 @@ class EditorState(TypedDict):
     resume: ResumeState | None
 
 
+class LivePanel(TypedDict):
+    """What the canvas page polls (`edit_views.live_panel`): the live badge and dropped edits."""
+
+    agent: str
+    file: str
+    content_hash: str
+    editor: EditorState
+
+
 class CanvasPage(TypedDict):
     agent: str
     file: str

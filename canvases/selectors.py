@@ -25,7 +25,14 @@ from canvases.mermaid import agent_view, render_body
 from canvases.mermaid.tokens import token_count
 from canvases.messages import problem_item, reason_text
 from canvases.models import Revision
-from canvases.page_types import AgentReads, CanvasPage, EditorState, LastEdit, ResumeState
+from canvases.page_types import (
+    AgentReads,
+    CanvasPage,
+    EditorState,
+    LastEdit,
+    LivePanel,
+    ResumeState,
+)
 from canvases.panel_types import NodePanel, ResumePreview, TooLarge
 from memviz.fields import nul_free
 from sessions.memory.layout import canvas_file
@@ -226,6 +233,17 @@ def _agent_reads(text: str) -> AgentReads:
         "task_goal": meta.task_goal,
         "problem": reason_text(meta.problem),
         "on_line_one": meta.on_line_one,
+    }
+
+
+def live_panel(canvas: Canvas) -> LivePanel:
+    """The canvas page's live box, polled: is the agent live, and which human edits its
+    rewrites dropped."""
+    return {
+        "agent": canvas.agent.slug,
+        "file": canvas.filename,
+        "content_hash": canvas.content_hash,
+        "editor": editor_state(canvas.agent, canvas),
     }
 
 

@@ -79,7 +79,7 @@ class RowItem(TypedDict):
 
 
 class LineProblemItem(TypedDict):
-    """A line of a session file that is not a row (`sessions/line_problems.py`)."""
+    """A line of a session file that is not a row (`sessions/reader_words.py`)."""
 
     line_no: int
     offset: int

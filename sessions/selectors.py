@@ -18,7 +18,6 @@ from sessions import counters, search
 from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
 from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
-from sessions.line_problems import line_problem_item
 from sessions.memory.paths import UnsafePath, check_relative
 from sessions.memory.refs import ref_relative
 from sessions.memory.row_fields import WAIT
@@ -33,6 +32,7 @@ from sessions.page_types import (
     SessionTimeline,
     UnplacedPage,
 )
+from sessions.reader_words import line_problem_item
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 

@@ -3,7 +3,7 @@ a file was refused (`LinkRefused`), one code each, the English words here and on
 
 Django-free like the rest of `sessions/memory`: ``words(code, values)`` is the English sentence
 (the index keeps it beside the code, scripts and logs read it). The pages translate the code
-through gettext (`sessions/line_problems.py`); `gettext_noop` below only marks the words for
+through gettext (`sessions/reader_words.py`); `gettext_noop` below only marks the words for
 `make messages` (xgettext extracts calls by that name) and returns them unchanged.
 """
 

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases import budget, services
-from canvases.page_types import CanvasPage, EditorState
+from canvases.page_types import CanvasPage, EditorState, LivePanel
 from canvases.panel_types import (
     BudgetPage,
     LintPage,
@@ -52,6 +52,12 @@ def test_the_node_panel_json_is_a_node_panel(client: Client, upstream: Path) -> 
     panel = _json(client, f"{BASE}/n/002-N2/")
     assert shape_problems(panel, NodePanel) == []
     assert len(panel["rows"]) == 2  # the row items were checked, not an empty list
+
+
+def test_the_live_panel_json_is_a_live_panel(client: Client, upstream: Path) -> None:
+    panel = _json(client, f"{BASE}/live/")
+    assert shape_problems(panel, LivePanel) == []
+    assert panel["editor"]["live"] is not None and panel["file"] == "002-migrate-orders-api.mmd"
 
 
 def test_the_preview_and_editor_json_name_the_last_edit_and_resume(

@@ -14,10 +14,10 @@ from django.test import Client
 from django.utils import translation
 
 from intake.ingest import ingest_path
-from sessions.line_problems import line_problem_item
 from sessions.memory import wording
 from sessions.memory.jsonl import LineProblem, parse_line
 from sessions.memory.paths import LinkRefused, open_regular
+from sessions.reader_words import line_problem_item
 
 
 def test_every_reason_reads_in_both_languages_with_its_values() -> None:

@@ -1,4 +1,5 @@
-"""A session's line problems as the pages list them: in the reader's language, with their code.
+"""What the folder reader said, in the reader's language: a session's line problems as the
+pages list them (with their code), and why a file was refused (`LinkRefused`).
 
 The index keeps each problem as the reader found it (`sessions/memory/jsonl.py`: code, values
 and the English `reason`); this translates the code's words (`sessions/memory/wording.py`). A
@@ -13,6 +14,7 @@ from typing import Any
 from django.utils.translation import gettext, pgettext
 
 from sessions.memory import wording
+from sessions.memory.paths import LinkRefused
 from sessions.page_types import LineProblemItem
 
 
@@ -27,10 +29,19 @@ def kind_word(kind: str) -> str:
     return kind
 
 
+def reader_words(code: str, values: Mapping[str, object]) -> str:
+    """The words of a code of `sessions/memory/wording.py` in the reader's language."""
+    return gettext(wording.TEXTS[code]) % dict(values)
+
+
+def refused_words(refused: LinkRefused) -> str:
+    return reader_words(refused.code, refused.values)
+
+
 def line_problem_item(problem: Mapping[str, Any]) -> LineProblemItem:
     code = str(problem.get("code", ""))
     if code in wording.TEXTS:
-        reason = gettext(wording.TEXTS[code]) % dict(problem.get("values") or {})
+        reason = reader_words(code, problem.get("values") or {})
     else:
         reason = str(problem.get("reason", ""))
     return {
