@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from canvases import drawing
 from canvases.history import node_changes
-from canvases.mermaid import content_hash, render_body
+from canvases.mermaid import content_hash
 from canvases.page_types import ComparePage, VersionRef
 from sessions.models import Agent, Canvas
 
@@ -58,8 +58,7 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> ComparePage:
             n=2,
         )
     )
-    a_render = render_body(before) if before else ""
-    b_render = render_body(after) if after else ""
+    sides = [("a", a_info, before, "before"), ("b", b_info, after, "after")]
     return {
         "agent": agent.slug,
         "file": canvas.filename,
@@ -68,14 +67,11 @@ def compare(agent: Agent, canvas: Canvas, a: str, b: str) -> ComparePage:
         "choices": [CURRENT, *(str(n) for n in canvas.revisions.values_list("number", flat=True))],
         "changes": node_changes(before, after),
         "diff": diff,
-        "a_text": before,
-        "b_text": after,
-        "a_render": a_render,
-        "b_render": b_render,
-        "a_scene": drawing.scene(a_render),
-        "b_scene": drawing.scene(b_render),
-        "a_mermaid": drawing.mermaid_text(before),
-        "b_mermaid": drawing.mermaid_text(after),
+        "pictures": [
+            drawing.picture(key, info["label"], text, marks=marks)
+            for key, info, text, marks in sides
+            if text
+        ],
         # "branch here" from either side: POST file (+ revision; none: the text now) to this URL
         "branch_url": reverse("agent-branch", args=[agent.slug]),
         "sides": [

@@ -13,9 +13,10 @@ from django.utils.translation import gettext
 
 from canvases.canvas_scene import canvas_scene
 from canvases.indexing import parsed
+from canvases.mermaid import render_body
 from canvases.mermaid.mermaid_source import mermaid_view
 from canvases.messages import problem_text, severity_word
-from canvases.page_types import MarkedLine
+from canvases.page_types import MarkedLine, Picture
 
 # An author's own colour on a node (it wins over memviz's status colours).
 AUTHOR_PAINT = re.compile(r"(?:^|;)(?:fill|stroke):")
@@ -46,6 +47,21 @@ def mermaid_text(text: str) -> dict[str, str]:
 @lru_cache(maxsize=8)
 def _mermaid_text(text: str) -> dict[str, str]:
     return mermaid_view(text, parsed(text))
+
+
+def picture(key: str, label: str, text: str, *, marks: str, title: str = "") -> Picture:
+    """`text` drawn for a page that shows two versions side by side."""
+    render = render_body(text) if text else ""
+    return {
+        "key": key,
+        "label": label,
+        "title": title,
+        "marks": marks,
+        "text": text,
+        "render": render,
+        "scene": scene(render),
+        "mermaid": mermaid_text(text),
+    }
 
 
 def marked_lines(text: str, problems: list[dict[str, Any]]) -> list[MarkedLine]:

@@ -7,12 +7,12 @@ import difflib
 from django.db.models import QuerySet
 from django.http import Http404
 from django.urls import reverse
+from django.utils.translation import gettext as _
 
 from canvases import drawing
 from canvases.dropped import dropped_edits, reapply_params  # noqa: F401 - history.* callers
 from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
-from canvases.mermaid import render_body
 from canvases.models import Revision
 from canvases.page_types import HistoryPage, NodeChanges, RevisionItem, RevisionPage
 from sessions.models import Agent, Canvas
@@ -122,8 +122,11 @@ def revision_detail(agent: Agent, canvas: Canvas, number: int) -> RevisionPage:
             n=2,
         )
     )
-    before_render = render_body(revision.before_text) if revision.before_text else ""
-    after_render = render_body(revision.after_text)
+    before = revision.before_text or ""
+    pictures = [
+        drawing.picture("before", _("before"), before, marks="before", title=f"before r{number}"),
+        drawing.picture("after", _("after"), revision.after_text, marks="after", title=f"after r{number}"),
+    ]
     return {
         "agent": agent.slug,
         "file": canvas.filename,
@@ -132,13 +135,6 @@ def revision_detail(agent: Agent, canvas: Canvas, number: int) -> RevisionPage:
         "diff": diff,
         "changes": node_changes(revision.before_text, revision.after_text),
         "remaps": revision.remaps,
-        "after_text": revision.after_text,
-        "before_text": revision.before_text or "",
-        "before_render": before_render,
-        "after_render": after_render,
-        "before_scene": drawing.scene(before_render),
-        "after_scene": drawing.scene(after_render),
-        "before_mermaid": drawing.mermaid_text(revision.before_text or ""),
-        "after_mermaid": drawing.mermaid_text(revision.after_text),
+        "pictures": pictures[1:] if not before else pictures,
         "is_current": revision.after_hash == canvas.content_hash,
     }

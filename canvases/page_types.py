@@ -179,6 +179,20 @@ class HistoryPage(TypedDict):
     branch_url: str  # POST file + revision: a branch from that version
 
 
+class Picture(TypedDict):
+    """One version of a canvas drawn beside another (a revision's before and after, the two
+    sides of a compare): `drawing.picture`."""
+
+    key: str  # the ids of its scripts: <key>-scene, <key>-mermaid
+    label: str  # its caption, in the reader's language
+    title: str  # what an export names it ("" for the caption)
+    marks: str  # "before": its removed and changed nodes are marked; "after": added and changed
+    text: str
+    render: str  # the render-ready text ("" for an empty text)
+    scene: dict[str, Any]
+    mermaid: dict[str, str]
+
+
 class RevisionPage(TypedDict):
     agent: str
     file: str
@@ -187,14 +201,7 @@ class RevisionPage(TypedDict):
     diff: str
     changes: NodeChanges
     remaps: dict[str, Any]
-    before_text: str
-    after_text: str
-    before_render: str
-    after_render: str
-    before_scene: dict[str, Any]
-    after_scene: dict[str, Any]
-    before_mermaid: dict[str, str]
-    after_mermaid: dict[str, str]
+    pictures: list[Picture]  # before (when the revision had one) and after
     is_current: bool  # the canvas is this revision's text now
 
 
@@ -220,13 +227,6 @@ class ComparePage(TypedDict):
     choices: list[str]
     changes: NodeChanges
     diff: str
-    a_text: str
-    b_text: str
-    a_render: str
-    b_render: str
-    a_scene: dict[str, Any]
-    b_scene: dict[str, Any]
-    a_mermaid: dict[str, str]
-    b_mermaid: dict[str, str]
+    pictures: list[Picture]  # a, then b (a side whose text is empty is left out)
     branch_url: str  # "branch here" from either side
     sides: list[CompareSide]

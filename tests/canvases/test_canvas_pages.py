@@ -78,15 +78,18 @@ def test_revision_and_compare_json_carry_the_scenes_their_pages_draw(
         user=django_user_model.objects.create_user("ann", password="pw"),
     ).revision.number
     base = "/a/main/c/002-migrate-orders-api.mmd"
-    for url, scenes in (
-        (f"{base}/history/{number}/", {"before-scene": "before_scene", "after-scene": "after_scene"}),
-        (f"{base}/compare/?a={number}&b=current", {"a-scene": "a_scene", "b-scene": "b_scene"}),
+    for url, keys in (
+        (f"{base}/history/{number}/", ["before", "after"]),
+        (f"{base}/compare/?a={number}&b=current", ["a", "b"]),
     ):
         page = BeautifulSoup(client.get(url).content, "html.parser")
         data = client.get(url + ("&" if "?" in url else "?") + "format=json").json()
-        for script, key in scenes.items():
-            drawn = json.loads(one(page, f"script#{script}").get_text())
-            assert drawn["nodes"] and data[key] == drawn, (url, key)
+        assert [p["key"] for p in data["pictures"]] == keys, url
+        for picture in data["pictures"]:
+            drawn = json.loads(one(page, f"script#{picture['key']}-scene").get_text())
+            assert drawn["nodes"] and picture["scene"] == drawn, (url, picture["key"])
+            colours = json.loads(one(page, f"script#{picture['key']}-mermaid").get_text())
+            assert colours == picture["mermaid"], (url, picture["key"])
 
 
 def test_node_json_has_rows_across_sessions_with_ref_existence(
