@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from canvases import own_writes
+from canvases.messages import Said
 from sessions.memory import json_text
 from sessions.memory.layout import CANVAS_DIR
 from sessions.memory.paths import UnsafePath, open_regular
@@ -45,7 +46,7 @@ def _newest_foreign(agent: Agent, paths: list[Path]) -> float | None:
     return newest
 
 
-def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | None:
+def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> Said | None:
     """Why the agent's map-builder holds a copy of a canvas now (spec §7 hazard 3), or None.
 
     It claims rows (`wait`) in every offload file before its LLM call and backfills them after
@@ -58,7 +59,7 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | No
     )
     if not stamps:
         if _claims_not_yet_indexed(agent, now):
-            return "its map-builder has just claimed rows (wait) that memviz is still indexing"
+            return Said("live_claim_unindexed")
         return None
     window = LIVE_WINDOW.total_seconds()
     recent = False
@@ -69,7 +70,7 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> str | No
     claimed = _newest_foreign(agent, sorted(Path(agent.path).glob("offload-*.jsonl")))
     if not recent and (claimed is None or now - claimed >= window):
         return None  # stale claims of a failed pass (hazard 4)
-    return f"its map-builder is mid-flight ({len(stamps)} rows claimed as wait)"
+    return Said("live_mid_flight", rows=len(stamps))
 
 
 # An offload file the agent wrote this recently may hold claims the watcher has not indexed yet
@@ -117,10 +118,10 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     reasons = []
     age = now - newest if newest is not None else None
     if age is not None and age < LIVE_WINDOW.total_seconds():
-        reasons.append(f"its folder was written {int(age)} s ago")
+        reasons.append(str(Said("live_written", seconds=int(age))))
     in_flight = map_builder_in_flight(agent, now=now)
     if in_flight:
-        reasons.append(in_flight)
+        reasons.append(str(in_flight))
     return LiveStatus(live=bool(reasons), reasons=reasons, last_write_age=age)
 
 

@@ -122,6 +122,12 @@ TEXTS: dict[str, Promise] = {
         "rows the agent re-marks are then listed on this canvas's page and its agent's page, "
         'with "drop again".'
     ),
+    # why the agent looks live (canvases/liveness.py): the reasons the live rules name
+    "live_written": _("its folder was written %(seconds)s s ago"),
+    "live_mid_flight": _("its map-builder is mid-flight (%(rows)s rows claimed as wait)"),
+    "live_claim_unindexed": _(
+        "its map-builder has just claimed rows (wait) that memviz is still indexing"
+    ),
     "reapply_while_live": _(
         "the agent looks live (%(reasons)s): its map-builder may drop this edit again within two "
         "minutes. Confirm to re-apply it anyway."

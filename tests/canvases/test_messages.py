@@ -110,3 +110,16 @@ def test_a_said_shows_its_code_and_reads_with_and_without_values() -> None:
         assert str(Said("title_empty")) == "the title cannot be empty"
         # a literal percent sign, written %% in the table, reads as one without values too
         assert "`%%{ … }%%`" in str(Said("header_added"))
+
+
+@pytest.mark.django_db
+def test_why_the_agent_looks_live_reads_in_the_readers_language(
+    curator: Client, fixtures_root: Path
+) -> None:
+    state = fixtures_root / "fixture-a-upstream" / "main" / "state.json"
+    state.write_bytes(state.read_bytes())  # the agent just wrote its folder
+    english = curator.get(f"{CANVAS}live/?format=json").json()["editor"]["live"]
+    assert english["live"] and english["reasons"][0].startswith("its folder was written")
+    chinese = curator.get(f"{CANVAS}live/?format=json", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    reason = chinese["editor"]["live"]["reasons"][0]
+    assert reason.startswith("它的文件夹在 ") and reason.endswith(" 秒前被写入")
