@@ -15,7 +15,7 @@ from sessions import selectors
 from sessions.memory.paths import LinkRefused, UnsafePath, confine
 from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import Ref
-from sessions.reader_words import refused_words
+from sessions.reader_words import refusal_words
 from sessions.ref_render import code_to_html, markdown_to_html
 
 
@@ -62,7 +62,7 @@ def ref_file(agent_slug: str, name: str) -> tuple[Ref, Path]:
     try:
         confine(Path(agent.path), ref.name)  # refuses names that leave the folder
     except UnsafePath as exc:
-        raise RefRefused(_("refused: %(why)s") % {"why": exc}, 400) from None
+        raise RefRefused(_("refused: %(why)s") % {"why": refusal_words(exc)}, 400) from None
     path = Path(agent.path) / ref.name
     if not path.exists() and not path.is_symlink():
         raise RefRefused(_("missing: the file is gone from disk"), 404)
@@ -72,7 +72,7 @@ def ref_file(agent_slug: str, name: str) -> tuple[Ref, Path]:
 def refused_opening(exc: OSError) -> RefRefused:
     """Why opening the ref's file failed, as the page says it."""
     if isinstance(exc, LinkRefused):
-        return RefRefused(_("refused: %(why)s") % {"why": refused_words(exc)}, 400)
+        return RefRefused(_("refused: %(why)s") % {"why": refusal_words(exc)}, 400)
     return RefRefused(_("unreadable: %(why)s") % {"why": exc.strerror}, 404)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
+from canvases.mermaid.wording import Words
 from canvases.models import Revision
 from sessions import counters, search_index
 from sessions.memory.paths import read_regular
@@ -68,7 +69,8 @@ def canvas_apply_text(
             "line": p.line,
             "col": p.col,
             "code": p.code,
-            "values": dict(p.values),
+            # JSON-safe: a cause that is itself Words is kept as its English sentence
+            "values": {k: str(v) if isinstance(v, Words) else v for k, v in p.values.items()},
             "message": p.message,
             "severity": p.severity,
         }

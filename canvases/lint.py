@@ -9,7 +9,7 @@ from django.db import connection
 
 from canvases.indexing import parsed
 from canvases.mermaid import agent_view
-from canvases.messages import Said
+from canvases.messages import problem_item
 from canvases.models import Revision
 from canvases.panel_types import LintPage
 from sessions import counters
@@ -113,13 +113,10 @@ def canvas_lint(agent: Agent, canvas: Canvas) -> LintPage:
         "content_hash": canvas.content_hash,
         # what the agent itself will make of the file: no goal, deleted as an empty shell, …
         "agent_warnings": [
-            {
-                "line": p.line,
-                "col": p.col,
-                "code": p.code,
-                "message": str(Said.engine(p.words)),
-                "severity": p.severity,
-            }
+            problem_item(
+                {"line": p.line, "col": p.col, "code": p.code, "values": p.values,
+                 "severity": p.severity}
+            )
             for p in agent_view.agent_warnings(canvas.text)
         ],
         "nodes_without_rows": [

@@ -216,7 +216,7 @@ def problem_text(problem: Mapping[str, Any]) -> str:
     problems had codes keeps its English message)."""
     code = problem.get("code")
     if code in wording.TEXTS:
-        return str(Said(code, **(problem.get("values") or {})))
+        return str(Said.engine(wording.Words(code, **(problem.get("values") or {}))))
     return str(problem.get("message", ""))
 
 

@@ -104,7 +104,7 @@ def canvas_page(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
 
 
 @require_GET
-@canvas_view()
+@canvas_view(whole=True)
 def canvas_mermaid_text(request: HtmxHttpRequest, canvas: Canvas) -> JsonResponse:
     """What the mermaid.js view draws, asked for only by a page showing that view."""
     return JsonResponse(drawing.mermaid_text(canvas.text))

@@ -12,7 +12,7 @@ from sessions.selectors import session_get
 
 
 @require_GET
-@canvas_view()
+@canvas_view(whole=True)
 def canvas_offline(request: HttpRequest, canvas: Canvas) -> HttpResponse:
     html = offline.canvas_file(canvas.agent, canvas)
     return _download(html, f"{canvas.agent.slug}-{canvas.filename}")

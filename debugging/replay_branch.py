@@ -63,7 +63,7 @@ def moment_of_replay(agent: Agent, session_id: str, line: int) -> tuple[str, Mom
         for node_id in [n.id for n in scene.nodes if n.id not in present]:
             text = edits.prune(text, node_id, bridge=False).text  # not there yet at this instant
     except edits.EditError as exc:
-        raise EditRefused(Said("branch_not_rebuilt", reason=str(exc))) from None
+        raise EditRefused(Said("branch_not_rebuilt", reason=Said.engine(exc))) from None
     moment = Moment(
         REPLAY,
         text,

@@ -14,7 +14,7 @@ from typing import Any
 from django.utils.translation import gettext, pgettext
 
 from sessions.memory import wording
-from sessions.memory.paths import LinkRefused
+from sessions.memory.paths import LinkRefused, UnsafePath
 from sessions.page_types import LineProblemItem
 
 
@@ -34,8 +34,13 @@ def reader_words(code: str, values: Mapping[str, object]) -> str:
     return gettext(wording.TEXTS[code]) % dict(values)
 
 
-def refused_words(refused: LinkRefused) -> str:
-    return reader_words(refused.code, refused.values)
+def refusal_words(refused: LinkRefused | UnsafePath | ValueError) -> str:
+    """Why a path or a file was refused, in the reader's language (a refusal without a code of
+    the folder reader's, e.g. a free sentence, reads as it is)."""
+    code = getattr(refused, "code", "")
+    if code in wording.TEXTS:
+        return reader_words(code, getattr(refused, "values", {}))
+    return str(refused)
 
 
 def line_problem_item(problem: Mapping[str, Any]) -> LineProblemItem:

@@ -12,6 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 from sessions import counters, search
@@ -32,7 +33,7 @@ from sessions.page_types import (
     SessionTimeline,
     UnplacedPage,
 )
-from sessions.reader_words import line_problem_item
+from sessions.reader_words import line_problem_item, refusal_words
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 
@@ -191,12 +192,13 @@ class RefLocator:
             else:
                 name = prefix + name
         except (UnsafePath, ValueError) as exc:
-            return {"name": None, "url_name": None, "exists": False, "error": f"refused: {exc}"}
+            refused = {"why": refusal_words(exc)}
+            return {"name": None, "url_name": None, "exists": False, "error": _("refused: %(why)s") % refused}
         return {"name": name, "url_name": ref_url_name(name), "exists": False, "error": None}
 
 
 def _outside(relative: str) -> UnsafePath:
-    return UnsafePath(f"path leaves the folder through a link: {relative!r}")
+    return UnsafePath("path_leaves", path=relative)
 
 
 _PLAIN_REF = re.compile(r"^refs/([^/\\\x00]+\.md)$")

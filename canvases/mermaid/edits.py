@@ -42,7 +42,7 @@ from .patch import (
     statements_with,
 )
 from .repair import repair_text
-from .wording import EditError, Note
+from .wording import EditError, Note, Words
 
 TIMESTAMP_IN_LABEL = re.compile(r"(?i)timestamp\s*[:：]\s*([^<\"\]\n]+)")
 
@@ -292,7 +292,7 @@ def repair_oneliner(text: str) -> EditResult:
     doc = parse(repaired)
     if doc.has_errors:
         first = next(p for p in doc.problems if p.severity == "error")
-        where = f"line {first.line}: {first.message}"
+        where = Words("problem_at_line", line=first.line, problem=first.words)
         raise EditError("repair_fails", where=where)
     patch = Patch(doc)
     notes = write_header(patch, doc)

@@ -43,6 +43,7 @@ TEXTS: dict[str, str] = {
     # the one-line canvas
     "not_oneliner": gettext_noop("this is not a one-line canvas with literal \\n separators"),
     "repair_fails": gettext_noop("the repaired canvas still does not parse: %(where)s"),
+    "problem_at_line": gettext_noop("line %(line)s: %(problem)s"),
     "repair_first": gettext_noop("this canvas is one line full of literal \\n: repair it first"),
     # the result
     "result_would_not_parse": gettext_noop(

@@ -81,8 +81,8 @@ class LineProblem:
     offset: int
     kind: Literal["corrupt", "invalid"]
     code: str
-    values: Mapping[str, object]
-    excerpt: str
+    values: Mapping[str, object] = field(hash=False)
+    excerpt: str = ""
 
     @property
     def reason(self) -> str:

@@ -12,7 +12,7 @@ import stat
 from io import BufferedReader
 from pathlib import Path, PurePosixPath
 
-from sessions.memory.wording import words
+from sessions.memory.wording import TEXTS, words
 
 __all__ = [
     "READ_LIMIT",
@@ -36,7 +36,14 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
 class UnsafePath(ValueError):
-    """A path from a memory folder that would leave it; the message says why."""
+    """A path from a memory folder that would leave it: a code of `wording.TEXTS` and its
+    values (the message is its English sentence; the pages translate the code). Given a
+    sentence that is no code, that sentence is the message and the code is empty."""
+
+    def __init__(self, code: str, **values: object) -> None:
+        known = code in TEXTS
+        super().__init__(words(code, values) if known else code)
+        self.code, self.values = (code, values) if known else ("", {})
 
 
 def check_relative(relative: str) -> PurePosixPath:
@@ -47,16 +54,16 @@ def check_relative(relative: str) -> PurePosixPath:
     drive letters and any `..` component.
     """
     if not isinstance(relative, str) or not relative.strip():
-        raise UnsafePath("empty path")
+        raise UnsafePath("path_empty")
     if "\x00" in relative:
-        raise UnsafePath(f"path contains a NUL byte: {relative!r}")
+        raise UnsafePath("path_nul", path=relative)
     if "\\" in relative:
-        raise UnsafePath(f"path contains a backslash: {relative!r}")
+        raise UnsafePath("path_backslash", path=relative)
     if relative.startswith("/") or _DRIVE.match(relative):
-        raise UnsafePath(f"absolute path refused: {relative!r}")
+        raise UnsafePath("path_absolute", path=relative)
     pure = PurePosixPath(relative)
     if ".." in pure.parts:
-        raise UnsafePath(f"path contains '..': {relative!r}")
+        raise UnsafePath("path_dotdot", path=relative)
     return pure
 
 
@@ -69,7 +76,7 @@ def confine(base: Path, relative: str) -> Path:
     root = Path(base).resolve()
     candidate = (root / pure).resolve()
     if candidate != root and not candidate.is_relative_to(root):
-        raise UnsafePath(f"path leaves the folder through a link: {relative!r}")
+        raise UnsafePath("path_leaves", path=relative)
     return candidate
 
 

@@ -29,6 +29,13 @@ TEXTS: dict[str, str] = {
     "incomplete_last_line": gettext_noop(
         "incomplete last line (no newline): corrupt, unless the agent is still writing it"
     ),
+    # a path a memory folder names that would leave it (paths.py: UnsafePath)
+    "path_empty": gettext_noop("empty path"),
+    "path_nul": gettext_noop("path contains a NUL byte: %(path)r"),
+    "path_backslash": gettext_noop("path contains a backslash: %(path)r"),
+    "path_absolute": gettext_noop("absolute path refused: %(path)r"),
+    "path_dotdot": gettext_noop("path contains '..': %(path)r"),
+    "path_leaves": gettext_noop("path leaves the folder through a link: %(path)r"),
     # a file memviz will not open (paths.py)
     "is_link": gettext_noop(
         "%(name)s is a symbolic link: memviz does not follow links inside memory folders"

@@ -92,7 +92,8 @@ def test_pages_sent_whole_say_too_large_over_the_limit(
     client: Client, upstream: Path, settings
 ) -> None:
     settings.MEMVIZ_CANVAS_MAX_BYTES = 64
-    whole = ["", "preview/", "lint/", "budget/", "compare/", "history/1/"]
+    whole = ["", "preview/", "lint/", "budget/", "compare/", "history/1/", "mermaid.json",
+             "offline.html"]
     for page in whole:
         answer = client.get(f"/a/main/c/{CANVAS}/{page}?format=json")
         assert answer.status_code == 200, page

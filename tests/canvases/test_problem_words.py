@@ -108,3 +108,16 @@ def test_the_lint_panel_and_the_preview_say_why_the_agent_sees_no_goal_in_chines
     assert preview["meta_problem"] == "画布没有元数据行"
     english = client.get(base + "preview/?format=json").json()
     assert english["meta_problem"] == "the canvas has no metadata line"
+
+
+def test_a_refused_repair_names_the_problem_in_the_readers_language() -> None:
+    from canvases.mermaid import EditError, edits
+
+    oneliner = 'flowchart TD\\n  A[open --> B\\n  B["b"]\\n  C["c"]\\n'
+    with pytest.raises(EditError) as refused:
+        edits.repair_oneliner(oneliner)
+    assert refused.value.code == "repair_fails"
+    assert "line 2: unclosed '[' label" in str(refused.value)
+    with translation.override("zh-hans"):
+        chinese = str(Said.engine(refused.value))
+    assert "第 2 行：'[' 标签没有闭合" in chinese, chinese
