@@ -114,9 +114,7 @@ def token_create(agent_name: str, *, user: Any = None) -> str:
         raise TokenForbidden(
             f"the push token of {agent_name!r} belongs to another user; ask staff to rotate it"
         )
-    # A prefix: a token never starts with "-", which the push command would take for an option
-    # (one token in 64 did), and secret scanners can tell what it is.
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)  # never "-…", which argparse reads as an option
     StreamToken.objects.update_or_create(
         agent_name=agent_name,
         defaults={
