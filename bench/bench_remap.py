@@ -26,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sessions.memory.remap import remap_rows  # noqa: E402
+from agentfs.remap import remap_rows  # noqa: E402
 
 WORDS = [
     "定位",

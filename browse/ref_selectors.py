@@ -11,9 +11,9 @@ from typing import TypedDict
 
 from django.utils.translation import gettext as _
 
+from agentfs.paths import LinkRefused, UnsafePath, confine
+from agentfs.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions import selectors
-from sessions.memory.paths import LinkRefused, UnsafePath, confine
-from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
 from sessions.models import Ref
 from sessions.reader_words import refusal_words
 from sessions.ref_render import code_to_html, markdown_to_html

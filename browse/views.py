@@ -10,12 +10,12 @@ from django.http.response import HttpResponseBase
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET
 
+from agentfs.paths import open_regular
 from browse import ref_selectors
 from browse import selectors as page_contexts
 from canvases import liveness
 from memviz.pages import HtmxHttpRequest, json_response, render_page, wants_json
 from sessions import home_selectors, selectors
-from sessions.memory.paths import open_regular
 
 
 @require_GET

@@ -19,6 +19,8 @@ from typing import Any
 
 from django.db import transaction
 
+from agentfs.layout import CANVAS_DIR
+from agentfs.row_fields import node_aliases, row_spelling
 from canvases import lineage, liveness
 from canvases.branch_rows import RowNow, Step, came_later, rows_then, step_from_remaps
 from canvases.edit_ops import check_parses
@@ -38,8 +40,6 @@ from canvases.write_path import Change, change_write
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions import counters
 from sessions.instants import iso, parse_instant
-from sessions.memory.layout import CANVAS_DIR
-from sessions.memory.row_fields import node_aliases, row_spelling
 from sessions.models import Agent, Canvas, NodeRowCount, Row
 
 REVISION, CURRENT, REPLAY = "revision", "current", "replay"

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentfs.state_edit import CANVAS_BUDGET_CHARS
 from canvases.mermaid import EditError, EditResult, agent_view, edits, parse
 from canvases.mermaid.labels import truncate
 from canvases.mermaid.model import Canvas as Doc
 from canvases.mermaid.wording import Note
-from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 
 DEFAULT_TARGET = CANVAS_BUDGET_CHARS  # spec §4.6: the map-builder keeps a canvas near 4,000
 DEFAULT_LOW_SCORE = 3.0  # a row's score (0–10 replaceability) at or below this counts as low

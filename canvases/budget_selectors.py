@@ -6,10 +6,10 @@ import copy
 
 from django.db.models import Count, Q
 
+from agentfs.row_fields import node_aliases
 from canvases import budget
 from canvases.indexing import parsed
 from canvases.panel_types import BudgetPage, PlanItem, SharesItem
-from sessions.memory.row_fields import node_aliases
 from sessions.models import Canvas, Row
 
 

@@ -7,12 +7,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from agentfs.paths import read_regular
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
 from canvases.mermaid.wording import Words
 from canvases.models import Revision
 from sessions import counters, search_index
-from sessions.memory.paths import read_regular
 from sessions.models import Agent, Canvas, CanvasNode
 
 NUMBER_PREFIX = re.compile(r"^(\d+)-")

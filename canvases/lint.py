@@ -7,14 +7,14 @@ from typing import Any
 
 from django.db import connection
 
+from agentfs.row_fields import node_aliases
+from agentfs.state_edit import CANVAS_BUDGET_CHARS
 from canvases.indexing import parsed
 from canvases.mermaid import agent_view
 from canvases.messages import problem_item
 from canvases.models import Revision
 from canvases.panel_types import LintPage
 from sessions import counters
-from sessions.memory.row_fields import node_aliases
-from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent, AgentSession, Canvas, Ref, Row
 from sessions.selectors import RefLocator
 

@@ -11,13 +11,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from agentfs import json_text
+from agentfs.layout import CANVAS_DIR
+from agentfs.paths import UnsafePath, open_regular
+from agentfs.row_fields import WAIT, is_wait
+from agentfs.state import read_state
 from canvases import own_writes
 from canvases.messages import Said
-from sessions.memory import json_text
-from sessions.memory.layout import CANVAS_DIR
-from sessions.memory.paths import UnsafePath, open_regular
-from sessions.memory.row_fields import WAIT, is_wait
-from sessions.memory.state import read_state
 from sessions.models import Agent, Row
 
 LIVE_WINDOW = timedelta(minutes=2)

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from agentfs.row_fields import drawn_as
 from canvases.models import Revision
-from sessions.memory.row_fields import drawn_as
 from sessions.models import Agent
 
 # Revisions looked at, newest first: a node removed long ago is named as "on no canvas".

@@ -2,7 +2,7 @@
 
 A merge re-points the rows of the merged-away nodes (`forward`); a prune with "drop from
 context" marks its rows `offloaded: "deleted"` (`forward`); an undo of either puts back exactly
-what was recorded (`restore`). Each plan gives one editor per offload file (`sessions.memory`'s
+what was recorded (`restore`). Each plan gives one editor per offload file (`agentfs`'s
 row editors) and is idempotent, so a journaled write that died part-way can run it again.
 """
 
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sessions.memory.remap import Editor, offload_files
-from sessions.memory.row_edits import ABSENT, RecordingEditor, RowEditor, RowRestorer
-from sessions.memory.row_fields import alias_map, aliases_of_all, offloaded_text
+from agentfs.remap import Editor, offload_files
+from agentfs.row_edits import ABSENT, RecordingEditor, RowEditor, RowRestorer
+from agentfs.row_fields import alias_map, aliases_of_all, offloaded_text
 from sessions.models import AgentSession, Row
 
 INDEX_CHUNK = 500

@@ -17,6 +17,10 @@ from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 
+from agentfs.layout import canvas_file
+from agentfs.paths import UnsafePath
+from agentfs.row_fields import node_aliases
+from agentfs.state_edit import CANVAS_BUDGET_CHARS
 from canvases import budget, drawing, history, landing, lineage, liveness, page_extras, reverts
 from canvases.canvas_scene import OVERVIEW_NODES
 from canvases.indexing import parsed
@@ -35,10 +39,6 @@ from canvases.page_types import (
 )
 from canvases.panel_types import NodePanel, ResumePreview, TooLarge
 from memviz.fields import nul_free
-from sessions.memory.layout import canvas_file
-from sessions.memory.paths import UnsafePath
-from sessions.memory.row_fields import node_aliases
-from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent, Canvas, Row
 from sessions.selectors import rows_json
 

@@ -16,6 +16,10 @@ from typing import Any, TypeVar
 
 from django.db import DatabaseError, transaction
 
+from agentfs.atomic import PreconditionFailed
+from agentfs.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
+from agentfs.remap import rows_with_nodes
+from agentfs.state_edit import state_name_active
 from canvases import history, liveness, own_writes, reverts
 from canvases.edit_ops import (
     EDIT_OPS,
@@ -38,10 +42,6 @@ from canvases.row_plans import RowPlan
 from canvases.write_path import Change, change_write, intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions.locks import agent_locked
-from sessions.memory.atomic import PreconditionFailed
-from sessions.memory.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
-from sessions.memory.remap import rows_with_nodes
-from sessions.memory.state_edit import state_name_active
 from sessions.models import Canvas
 
 T = TypeVar("T")

@@ -14,12 +14,12 @@ from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_GET
 
+from agentfs.paths import UnsafePath, open_regular
 from canvases import drawing, selectors
 from canvases.loading import canvas_view
 from memviz.pages import render_page, wants_json
 from memviz.responders import HtmxHttpRequest
 from memviz.templatetags.memviz import status_class
-from sessions.memory.paths import UnsafePath, open_regular
 from sessions.models import Canvas
 
 

@@ -5,7 +5,7 @@ Called with the agent's write lock held (`sessions.locks.agent_locked`). A chang
 1. Prepare: the new canvas text and each offload file's new rows are written to fsynced temp
    files beside their targets. A full disk, a read-only folder or a missing permission fails
    here, before anything changed; the temps are removed and `WriteFailed` names the file.
-2. Journal: an intent (`sessions.memory.journal`) records what is about to change — the canvas
+2. Journal: an intent (`agentfs.journal`) records what is about to change — the canvas
    hashes and texts, the rows re-pointed, the revision to record — fsynced.
 3. Commit: the canvas is renamed into place (its hash re-checked first: an agent write since
    step 1 is a conflict, and nothing is changed), then each offload file.
@@ -37,6 +37,17 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from agentfs import journal
+from agentfs.atomic import (
+    PreconditionFailed,
+    PreparedWrite,
+    fsync_folder,
+    lock_folder,
+    prepare_write,
+    remove_stale_temps,
+)
+from agentfs.layout import CANVAS_DIR
+from agentfs.remap import PreparedRemap, RemapConflict, prepare_remap, rewrite_file
 from canvases import lineage, own_writes
 from canvases.indexing import canvas_apply_text, canvas_number_and_label, read_text
 from canvases.mermaid import content_hash
@@ -46,17 +57,6 @@ from canvases.models import Revision
 from canvases.refused import EditConflict, EditRefused, WriteFailed
 from canvases.row_plans import RowPlan, rows_index_apply
 from memviz.broadcast import CanvasChange, broadcast_change
-from sessions.memory import journal
-from sessions.memory.atomic import (
-    PreconditionFailed,
-    PreparedWrite,
-    fsync_folder,
-    lock_folder,
-    prepare_write,
-    remove_stale_temps,
-)
-from sessions.memory.layout import CANVAS_DIR
-from sessions.memory.remap import PreparedRemap, RemapConflict, prepare_remap, rewrite_file
 from sessions.models import Agent, Canvas
 
 log = logging.getLogger(__name__)

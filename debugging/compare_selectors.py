@@ -15,6 +15,7 @@ from urllib.parse import quote
 from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 
+from agentfs.row_fields import GO_DRAWN_PREFIX
 from debugging.debug_cache import memo, session_fingerprint
 from debugging.debug_selectors import ref_name
 from debugging.ledger_selectors import session_ledger
@@ -31,7 +32,6 @@ from debugging.page_types import (
     SessionComparePage,
 )
 from debugging.session_compare import Call, Comparison, compare
-from sessions.memory.row_fields import GO_DRAWN_PREFIX
 from sessions.models import Agent, AgentSession, CanvasNode, Ref, Row
 
 PAGE = 100

@@ -20,6 +20,8 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
+from agentfs.paths import UnsafePath, check_relative, confine
+from agentfs.row_fields import WAIT_SQL, aliases_of_all
 from canvases.mermaid import parse
 from canvases.models import Revision
 from debugging import diagnostics as diag
@@ -35,8 +37,6 @@ from debugging.page_types import (
 from debugging.ref_scan import scan_ref
 from debugging.replay import CanvasVersion, Replay, ReplayRow, build_replay
 from sessions.instants import parse_instant
-from sessions.memory.paths import UnsafePath, check_relative, confine
-from sessions.memory.row_fields import WAIT_SQL, aliases_of_all
 from sessions.models import Agent, AgentSession, Canvas, Ref, Row
 
 ROW_FIELDS = (

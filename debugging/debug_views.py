@@ -15,6 +15,7 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
+from agentfs.row_fields import drawn_as
 from canvases import liveness
 from canvases.node_removal import node_removal
 from debugging import debug_selectors as ds
@@ -23,7 +24,6 @@ from debugging import replay_page as replay_pages
 from debugging.ledger_selectors import agent_ledger, session_ledger_with_badges
 from debugging.run_report import report_markdown
 from memviz.pages import json_response, render_page, wants_json
-from sessions.memory.row_fields import drawn_as
 from sessions.models import CanvasNode
 from sessions.selectors import agent_get, session_get
 

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from agentfs.row_fields import is_wait, node_aliases
+from agentfs.state_edit import CANVAS_BUDGET_CHARS
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid.vocabulary import STATUS_ACTIVE
 from sessions.instants import parse_instant
-from sessions.memory.row_fields import is_wait, node_aliases
-from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 
 KINDS = (
     "loop",

@@ -6,6 +6,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import cast
 
+from agentfs.paths import UnsafePath, check_relative, read_regular
+from agentfs.state_edit import resume_block
 from canvases.mermaid.tokens import METHOD
 from canvases.mermaid.tokens import token_count as count_tokens
 from canvases.mermaid.tokens import token_counts as count_tokens_many
@@ -22,8 +24,6 @@ from debugging.debug_selectors import (
 from debugging.page_types import LayerCount, Ledger, LedgerSeries, SessionLedgerPage
 from debugging.replay import ReplayRow, active_canvases, node_canvas_map
 from sessions.instants import parse_instant
-from sessions.memory.paths import UnsafePath, check_relative, read_regular
-from sessions.memory.state_edit import resume_block
 from sessions.models import Agent, AgentSession, Ref
 from sessions.page_types import Compression
 

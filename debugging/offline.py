@@ -23,15 +23,15 @@ from django.utils import timezone
 from django.utils.translation import get_language, ngettext
 from django.utils.translation import gettext as _
 
+from agentfs.paths import LinkRefused, UnsafePath, confine
+from agentfs.refs import read_ref_page, split_ref, unwrap_tool_result
+from agentfs.row_fields import node_aliases
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import parse
 from canvases.models import Revision
 from debugging import debug_selectors, offline_html
 from debugging.replay import REVISION, CanvasVersion, Scene, _scene
 from sessions.instants import iso
-from sessions.memory.paths import LinkRefused, UnsafePath, confine
-from sessions.memory.refs import read_ref_page, split_ref, unwrap_tool_result
-from sessions.memory.row_fields import node_aliases
 from sessions.models import Agent, AgentSession, Canvas, Row
 from sessions.ref_render import ALLOWED_CLASSES, ALLOWED_TAGS, code_to_html, markdown_to_html
 from sessions.selectors import RefLocator

@@ -11,8 +11,8 @@ from collections import OrderedDict
 from pathlib import Path
 from threading import Lock
 
+from agentfs.refs import read_ref_info, read_ref_page, split_ref
 from debugging.diagnostics import RefFacts, error_line
-from sessions.memory.refs import read_ref_info, read_ref_page, split_ref
 
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 4 * 1024

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agentfs.row_fields import is_wait, node_aliases, row_spelling
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse, render_body
 from canvases.mermaid.mermaid_source import mermaid_view
 from sessions.instants import iso, parse_instant
-from sessions.memory.row_fields import is_wait, node_aliases, row_spelling
 
 REVISION, RECONSTRUCTED, CURRENT = "revision", "reconstructed", "current"
 _NUMBER = re.compile(r"^(\d+)-")

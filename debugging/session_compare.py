@@ -15,8 +15,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from agentfs.row_fields import WAIT
 from debugging.call_align import align
-from sessions.memory.row_fields import WAIT
 
 SAME = "same"  # same call, same result
 RESULT = "result"  # same call, different summary, score or result size

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sessions.memory.row_fields import node_aliases
+from agentfs.row_fields import node_aliases
 
 EXACT_BUDGET_CHARS = 400_000
 SERIES_POINTS = 300

@@ -24,6 +24,10 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
 from django.utils import timezone
 
+from agentfs.layout import AgentFolder, discover_agents
+from agentfs.paths import UnsafePath
+from agentfs.refs import resolve_ref
+from agentfs.state import active_mmd_file, read_registry, read_state
 from canvases import reverts
 from canvases.indexing import canvas_index_file, canvas_remove_missing
 from canvases.write_path import intents_recover
@@ -41,10 +45,6 @@ from intake.row_ingest import (
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions import counters
 from sessions.locks import agent_locked
-from sessions.memory.layout import AgentFolder, discover_agents
-from sessions.memory.paths import UnsafePath
-from sessions.memory.refs import resolve_ref
-from sessions.memory.state import active_mmd_file, read_registry, read_state
 from sessions.models import Agent, TrackedFile
 
 log = logging.getLogger(__name__)

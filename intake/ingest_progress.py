@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sessions.memory.layout import AgentFolder
+from agentfs.layout import AgentFolder
 from sessions.models import TrackedFile
 
 BYTES_PER_ROW = 400  # a typical offload row (the plugin's rows are 250-600 bytes)

@@ -23,12 +23,12 @@ from pathlib import Path
 from django.conf import settings
 from django.db import connection
 
+from agentfs.layout import AgentFolder, is_ignored_name
+from agentfs.paths import open_regular
+from agentfs.refs import read_ref_header
 from intake.copy_stream import CopyStream
 from memviz.fields import nul_free
 from sessions import search_index
-from sessions.memory.layout import AgentFolder, is_ignored_name
-from sessions.memory.paths import open_regular
-from sessions.memory.refs import read_ref_header
 from sessions.models import Agent, Ref, TrackedFile
 from sessions.search_terms import tsvector_literal
 

@@ -19,16 +19,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentfs.jsonl import Row as FileRow
+from agentfs.jsonl import RowStream
+from agentfs.layout import AgentFolder, SessionFile
+from agentfs.row_fields import offloaded_text
+from agentfs.wording import words
 from intake.row_sink import SUMMARY, RowSink
 from intake.tracked import prefix_digest, quick_digest
 from memviz.fields import NUL, nul_free
 from sessions import search_index
 from sessions.counters import PlacedLookup
-from sessions.memory.jsonl import Row as FileRow
-from sessions.memory.jsonl import RowStream
-from sessions.memory.layout import AgentFolder, SessionFile
-from sessions.memory.row_fields import offloaded_text
-from sessions.memory.wording import words
 from sessions.models import Agent, AgentSession, Row, TrackedFile
 
 if TYPE_CHECKING:

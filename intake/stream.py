@@ -35,12 +35,11 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
-from memviz.body_gate import bearer_token
-from sessions.memory import json_text
-from sessions.memory.atomic import lock_folder, write_atomic
-from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
-from sessions.memory.layout import CANVAS_DIR, is_ignored_name, is_offload_file_name
-from sessions.memory.paths import (
+from agentfs import json_text
+from agentfs.atomic import lock_folder, write_atomic
+from agentfs.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
+from agentfs.layout import CANVAS_DIR, is_ignored_name, is_offload_file_name
+from agentfs.paths import (
     UnsafePath,
     check_relative,
     confine,
@@ -48,6 +47,7 @@ from sessions.memory.paths import (
     open_append,
     read_regular,
 )
+from memviz.body_gate import bearer_token
 from sessions.models import StreamToken
 
 log = logging.getLogger(__name__)
@@ -457,9 +457,9 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
 
 @contextlib.contextmanager
 def _agent_write_lock(folder: Path) -> Iterator[None]:
+    from agentfs.layout import discover_agents
     from intake.ingest import agent_for_folder
     from sessions.locks import agent_locked
-    from sessions.memory.layout import discover_agents
 
     found = [f for f in discover_agents(folder) if f.path.resolve() == folder.resolve()]
     if not found:  # nothing memviz could index yet: no agent row to lock

@@ -19,7 +19,7 @@ import os
 import zlib
 from pathlib import Path
 
-from sessions.memory.paths import LinkRefused, open_regular
+from agentfs.paths import LinkRefused, open_regular
 
 HEAD = 4096
 TAIL = 64 * 1024

@@ -21,8 +21,8 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from agentfs.paths import read_regular
 from intake.archive import ArchiveError, unpack_archive
-from sessions.memory.paths import read_regular
 from sessions.models import Agent, IngestJob
 
 UPLOAD_ID = re.compile(r"[0-9a-f]{8}")

@@ -19,8 +19,8 @@ from typing import IO, Any
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, close_old_connections, connection
 
+from agentfs.layout import AGENT_SUBDIRS, is_agent_folder, is_ignored_name
 from intake.ingest import IngestReport, ingest_agent_dir, ingest_path
-from sessions.memory.layout import AGENT_SUBDIRS, is_agent_folder, is_ignored_name
 
 log = logging.getLogger(__name__)
 # watchfiles logs every batch at INFO ("1 change detected"); our own line says more.

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sessions.memory.jsonl import TailState, tail_rows
-from sessions.memory.layout import discover_agents, is_ignored_name
+from agentfs.jsonl import TailState, tail_rows
+from agentfs.layout import discover_agents, is_ignored_name
 
 MAX_BATCH_BYTES = 1024 * 1024
 

@@ -109,7 +109,7 @@ MEMVIZ_JOURNAL_DIR = Path(os.environ.get("MEMVIZ_JOURNAL_DIR", SHARED_DIR / "int
 MEMVIZ_REF_PAGE_BYTES = int(os.environ.get("MEMVIZ_REF_PAGE_BYTES", 64 * 1024))
 # Canvases larger than this get a summary and a raw download instead of their pages (a 51 MB
 # canvas made a 206 MB JSON answer). Whole-file reads of memory folders stop at
-# MEMVIZ_FILE_MAX_BYTES (64 MB; read by sessions/memory/paths.py from the environment).
+# MEMVIZ_FILE_MAX_BYTES (64 MB; read by agentfs/paths.py from the environment).
 MEMVIZ_CANVAS_MAX_BYTES = int(os.environ.get("MEMVIZ_CANVAS_MAX_BYTES", 2 * 1024 * 1024))
 
 INSTALLED_APPS = [

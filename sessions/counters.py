@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from django.db import connection
 from django.db.models import Count, Sum
 
+from agentfs.row_fields import WAIT, WAIT_SQL, drawn_as, is_wait, node_aliases
 from sessions.db_triggers import COUNTS, PLACED_SQL, ROW
-from sessions.memory.row_fields import WAIT, WAIT_SQL, drawn_as, is_wait, node_aliases
 from sessions.models import Agent, AgentSession, NodeRowCount
 
 CHUNK = 500

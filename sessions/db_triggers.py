@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sessions.memory.row_fields import WAIT_SQL, drawn_as_sql
+from agentfs.row_fields import WAIT_SQL, drawn_as_sql
 
 ROW = "agent_sessions_row"
 COUNTS = "agent_sessions_noderowcount"

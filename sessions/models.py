@@ -11,9 +11,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from agentfs.layout import canvas_file
+from agentfs.row_fields import WAIT
 from memviz.fields import NulSafeCharField, NulSafeJSONField, NulSafeTextField
-from sessions.memory.layout import canvas_file
-from sessions.memory.row_fields import WAIT
 
 
 class Agent(models.Model):

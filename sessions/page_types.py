@@ -85,7 +85,7 @@ class LineProblemItem(TypedDict):
     offset: int
     kind: str  # "corrupt" | "invalid" | "partial"
     kind_words: str  # the kind in the reader's language
-    code: str  # of sessions/memory/wording.py ("" for one indexed before problems had codes)
+    code: str  # of agentfs/wording.py ("" for one indexed before problems had codes)
     reason: str  # in the reader's language
     excerpt: str
 

@@ -1,8 +1,8 @@
 """What the folder reader said, in the reader's language: a session's line problems as the
 pages list them (with their code), and why a file was refused (`LinkRefused`).
 
-The index keeps each problem as the reader found it (`sessions/memory/jsonl.py`: code, values
-and the English `reason`); this translates the code's words (`sessions/memory/wording.py`). A
+The index keeps each problem as the reader found it (`agentfs/jsonl.py`: code, values
+and the English `reason`); this translates the code's words (`agentfs/wording.py`). A
 problem indexed before problems had codes keeps its English reason.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 from django.utils.translation import gettext, pgettext
 
-from sessions.memory import wording
-from sessions.memory.paths import LinkRefused, UnsafePath
+from agentfs import wording
+from agentfs.paths import LinkRefused, UnsafePath
 from sessions.page_types import LineProblemItem
 
 
@@ -30,7 +30,7 @@ def kind_word(kind: str) -> str:
 
 
 def reader_words(code: str, values: Mapping[str, object]) -> str:
-    """The words of a code of `sessions/memory/wording.py` in the reader's language."""
+    """The words of a code of `agentfs/wording.py` in the reader's language."""
     return gettext(wording.TEXTS[code]) % dict(values)
 
 

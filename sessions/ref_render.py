@@ -10,7 +10,7 @@ import markdown
 import nh3
 from pygments.token import STANDARD_TYPES
 
-from sessions.memory import json_text
+from agentfs import json_text
 
 ALLOWED_TAGS = {
     "a",

@@ -20,7 +20,7 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
-from sessions.memory.row_fields import is_wait
+from agentfs.row_fields import is_wait
 
 # reverse() quotes the whole path with these characters left as they are (django.urls.resolvers)
 _URL_SAFE = "!$&'()*+,;=" + "/~:@"

@@ -19,8 +19,8 @@ from typing import Any
 from django.conf import settings
 from django.db import connection
 
+from agentfs.row_fields import drawn_as_sql
 from sessions import search_postgres
-from sessions.memory.row_fields import drawn_as_sql
 from sessions.search_terms import (
     MIN_QUERY_CHARS,
     fts_and,

@@ -14,14 +14,14 @@ from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
+from agentfs.paths import UnsafePath, check_relative
+from agentfs.refs import ref_relative
+from agentfs.row_fields import WAIT
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 from sessions import counters, search
 from sessions.canvas_search import canvas_hits
 from sessions.instants import parse_instant
 from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
-from sessions.memory.paths import UnsafePath, check_relative
-from sessions.memory.refs import ref_relative
-from sessions.memory.row_fields import WAIT
 from sessions.models import Agent, AgentSession, Canvas, CanvasNode, Ref, Row
 from sessions.page_types import (
     AgentCanvasItem,
@@ -148,7 +148,7 @@ def rows_json(agent: Agent, rows: list[Row]) -> list[RowItem]:
 class RefLocator:
     """Where rows' ``result_ref`` point inside an agent folder, or why they are refused.
 
-    The same answer as ``sessions.memory.refs.resolve_ref`` (its mapping, then ``confine``),
+    The same answer as ``agentfs.refs.resolve_ref`` (its mapping, then ``confine``),
     but each folder on the way is resolved once per page instead of once per row: a path
     resolution is ~20 system calls, and a page lists up to 200 rows.
     """

@@ -1,4 +1,4 @@
 """The project's own Python packages, for the tests that read its code (import floors, the one
 file opener, restated rules). A new app is added here once."""
 
-APP_PACKAGES = ("memviz", "sessions", "canvases", "intake", "debugging", "reviews", "browse")
+APP_PACKAGES = ("agentfs", "memviz", "sessions", "canvases", "intake", "debugging", "reviews", "browse")

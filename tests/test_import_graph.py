@@ -11,7 +11,7 @@ from tests.code_tree import APP_PACKAGES
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = APP_PACKAGES
-CORES = ("canvases/mermaid", "sessions/memory")
+CORES = ("canvases/mermaid", "agentfs")
 
 
 def _modules() -> dict[str, Path]:
@@ -108,7 +108,7 @@ def test_the_cores_know_nothing_of_django_or_the_apps() -> None:
                     names = [node.module or ""]
                 for module in names:
                     top = module.split(".")[0]
-                    allowed = {"sessions.memory", "canvases.mermaid"}
+                    allowed = {"agentfs", "canvases.mermaid"}
                     assert top != "django", f"{path}: imports {module}"
                     if top in PACKAGES:
                         assert any(module.startswith(a) for a in allowed), f"{path}: imports {module}"
@@ -127,7 +127,7 @@ ROOF = (
 # The apps on floors (docs/architecture.md, "Apps on floors"): a module may import its own app
 # and the apps below it. The Django-free cores are a floor of their own, under everything.
 FLOORS = {
-    "cores": 0,  # canvases.mermaid, sessions.memory
+    "cores": 0,  # canvases.mermaid, agentfs
     "memviz": 1,  # pages, responders, broadcast, body gate, fields (the roof is apart: ROOF)
     "sessions": 2,  # the index, search and the browsing pages
     "canvases": 3,  # curation: the engine's Django side, the write path, edits, history
@@ -142,7 +142,7 @@ FLOORS = {
 def _floor(module: str) -> int:
     if module in ROOF:
         return FLOORS["roof"]
-    if module.startswith(("canvases.mermaid", "sessions.memory")):
+    if module.startswith(("canvases.mermaid", "agentfs")):
         return FLOORS["cores"]
     return FLOORS[module.split(".")[0]]
 

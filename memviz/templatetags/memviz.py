@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django import template
 
+from agentfs.row_fields import is_wait as row_is_wait
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
-from sessions.memory.row_fields import is_wait as row_is_wait
 
 register = template.Library()
 

@@ -15,14 +15,14 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError
 from django.test import Client
 
+from agentfs import journal
+from agentfs.atomic import TEMP_MARKER
 from canvases import branches, lineage, services, write_path
 from canvases.mermaid import parse
 from canvases.mermaid.branch import branch_text, next_free_number
 from canvases.models import CanvasBranch
 from canvases.refused import EditConflict
 from intake.ingest import ingest_path
-from sessions.memory import journal
-from sessions.memory.atomic import TEMP_MARKER
 from sessions.models import Canvas
 from tests.pages import attr, one
 

@@ -12,8 +12,8 @@ from bs4 import BeautifulSoup
 from django.contrib.auth.models import User
 from django.test import Client
 
+from agentfs.state_edit import CANVAS_BUDGET_CHARS
 from intake.ingest import ingest_path
-from sessions.memory.state_edit import CANVAS_BUDGET_CHARS
 from sessions.models import Agent
 from tests.pages import one
 

@@ -269,7 +269,7 @@ def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path, caplo
     canvas, user, agent_dir = setup
     files = [p.name for p in sorted(agent_dir.glob("offload-*.jsonl"))]
     stop = tmp_path / "stop"
-    script = Path(__file__).resolve().parents[1] / "sessions" / "memory" / "appender_proc.py"
+    script = Path(__file__).resolve().parents[1] / "agentfs" / "appender_proc.py"
     proc = subprocess.Popen(
         [sys.executable, str(script), str(agent_dir), str(stop), "1500", *files],
         stdout=subprocess.PIPE,
@@ -277,7 +277,7 @@ def test_merges_and_undos_lose_no_concurrent_append(setup, tmp_path: Path, caplo
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        caplog.set_level(logging.WARNING, logger="sessions.memory.remap")
+        caplog.set_level(logging.WARNING, logger="agentfs.remap")
         for _round in range(3):  # a fixed count: a loaded machine takes longer, not fewer
             canvas.refresh_from_db()
             services.canvas_apply_edit(

@@ -16,13 +16,13 @@ from django.contrib.auth.models import User
 from django.db import DatabaseError
 from django.test import Client
 
+from agentfs import journal
+from agentfs.atomic import TEMP_MARKER
 from canvases import services, write_path
 from canvases.mermaid import parse
 from canvases.models import Revision
 from canvases.row_plans import RowPlan
 from intake.ingest import ingest_path
-from sessions.memory import journal
-from sessions.memory.atomic import TEMP_MARKER
 from sessions.models import Canvas, Row
 
 pytestmark = pytest.mark.django_db(transaction=True)  # on-commit work (clearing intents) runs
@@ -201,7 +201,7 @@ def test_permission_denied_is_a_clear_error(
     """As root no mode bit refuses us, so the refusal the kernel would give is injected."""
     canvas, agent_dir = _setup(fixtures_root / "fixture-a-upstream")
     before = snapshot(agent_dir)
-    from sessions.memory import atomic
+    from agentfs import atomic
 
     real_open = atomic.os.open
 

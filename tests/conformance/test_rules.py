@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from agentfs.state_edit import create_minimal_state
 from canvases.mermaid import agent_view, edits, parse
 from canvases.mermaid.human_text import Context, human_text
 from canvases.mermaid.samples import sample_canvas
 from canvases.mermaid.tokens import token_count
-from sessions.memory.state_edit import create_minimal_state
 from tests.conftest import FIXTURE_ROOTS
 
 from . import reference

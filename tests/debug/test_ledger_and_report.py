@@ -10,9 +10,9 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
+from agentfs.state_edit import resume_block
 from canvases.mermaid.tokens import token_count as count_tokens
 from intake.ingest import ingest_path
-from sessions.memory.state_edit import resume_block
 from sessions.models import Canvas, Row
 from tests.debug import diagnosis_fixture as dfx
 from tests.pages import one

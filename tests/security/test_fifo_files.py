@@ -155,7 +155,7 @@ def test_fifos_do_not_stall_ingest_pages_or_resume(root: Path) -> None:
 def test_a_file_over_the_read_limit_is_a_problem_of_that_file(
     root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from sessions.memory import paths
+    from agentfs import paths
 
     alpha = root / "alpha"
     monkeypatch.setattr(paths, "READ_LIMIT", 4096)
@@ -175,7 +175,7 @@ def test_devices_and_sockets_are_refused_like_fifos(tmp_path: Path) -> None:
     import socket
     import stat
 
-    from sessions.memory.paths import LinkRefused, open_append, read_regular
+    from agentfs.paths import LinkRefused, open_append, read_regular
 
     agent = tmp_path / "agent"
     agent.mkdir()

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from agentfs.jsonl import LineProblem, Row, parse_line
+from agentfs.state import read_state
 from canvases.mermaid import parse, render_body
 from intake.stream import events_parse, split_events, token_create
-from sessions.memory.jsonl import LineProblem, Row, parse_line
-from sessions.memory.state import read_state
 
 _spec = importlib.util.spec_from_file_location("memviz_fuzz", Path(__file__).with_name("fuzz.py"))
 assert _spec is not None and _spec.loader is not None

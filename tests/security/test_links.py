@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
+from agentfs import paths
+from agentfs.jsonl import read_rows
+from agentfs.layout import discover_agents
+from agentfs.paths import LinkRefused, open_regular
+from agentfs.refs import read_ref_page
+from agentfs.state import read_state
 from intake.ingest import ingest_path
-from sessions.memory import paths
-from sessions.memory.jsonl import read_rows
-from sessions.memory.layout import discover_agents
-from sessions.memory.paths import LinkRefused, open_regular
-from sessions.memory.refs import read_ref_page
-from sessions.memory.state import read_state
 from sessions.models import Agent
 
 SECRET = "TOPSECRET-7f3a9c"

@@ -1,5 +1,5 @@
 """Issue 22 item 1: every file memviz reads from a memory folder goes through one opener
-(`sessions.memory.paths.open_regular` / `read_regular` / `open_append`), which refuses links,
+(`agentfs.paths.open_regular` / `read_regular` / `open_append`), which refuses links,
 FIFOs, devices and sockets without blocking and bounds what it reads.
 
 The code is walked: any other file open or read in any app of the project (tests/code_tree.py) fails, unless
@@ -20,16 +20,16 @@ OS_OPENERS = {"open", "fdopen"}
 
 # (file, function) -> why it may open a file itself. Nothing here reads a memory-folder file.
 ALLOWED = {
-    ("sessions/memory/paths.py", "open_regular"): "the opener itself",
-    ("sessions/memory/paths.py", "open_regular_fd"): "the opener itself",
-    ("sessions/memory/paths.py", "_open_walk"): "the opener itself (no /proc)",
-    ("sessions/memory/paths.py", "open_append"): "the opener for appends",
-    ("sessions/memory/atomic.py", "open_temp_beside"): "creates a new temp file (O_EXCL)",
-    ("sessions/memory/atomic.py", "fsync_folder"): "a folder (O_DIRECTORY), never a FIFO",
-    ("sessions/memory/atomic.py", "lock_folder"): "a folder (O_DIRECTORY), never a FIFO",
-    ("sessions/memory/atomic.py", "_current_umask"): "/proc/self/status, not a memory folder",
-    ("sessions/memory/inode_io.py", "save_unplaced_bytes"): "creates a new file (O_EXCL)",
-    ("sessions/memory/journal.py", "intent_load_all"): "memviz's own journal folder",
+    ("agentfs/paths.py", "open_regular"): "the opener itself",
+    ("agentfs/paths.py", "open_regular_fd"): "the opener itself",
+    ("agentfs/paths.py", "_open_walk"): "the opener itself (no /proc)",
+    ("agentfs/paths.py", "open_append"): "the opener for appends",
+    ("agentfs/atomic.py", "open_temp_beside"): "creates a new temp file (O_EXCL)",
+    ("agentfs/atomic.py", "fsync_folder"): "a folder (O_DIRECTORY), never a FIFO",
+    ("agentfs/atomic.py", "lock_folder"): "a folder (O_DIRECTORY), never a FIFO",
+    ("agentfs/atomic.py", "_current_umask"): "/proc/self/status, not a memory folder",
+    ("agentfs/inode_io.py", "save_unplaced_bytes"): "creates a new file (O_EXCL)",
+    ("agentfs/journal.py", "intent_load_all"): "memviz's own journal folder",
     ("intake/archive.py", "_copy_limited"): "writes an unpacked upload member (new file)",
     ("debugging/offline_html.py", "_asset"): "memviz's own static JS and CSS, inlined in a file",
     ("canvases/status_assets.py", "stale"): "memviz's own generated static CSS and JS, compared with the table",
@@ -87,7 +87,7 @@ def test_no_file_is_read_outside_the_one_opener() -> None:
         for file, function, line, kind in _reads()
         if (file, function) not in ALLOWED
     ]
-    assert not stray, "file reads outside sessions.memory.paths:\n" + "\n".join(stray)
+    assert not stray, "file reads outside agentfs.paths:\n" + "\n".join(stray)
 
 
 def test_the_allow_list_names_only_reads_that_exist() -> None:

@@ -16,11 +16,11 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
+from agentfs.jsonl import LineProblem, parse_line, read_rows
+from agentfs.refs import unwrap_tool_result
+from agentfs.state import read_registry, read_state
 from canvases.mermaid import parse, render_body
 from intake.ingest import ingest_path
-from sessions.memory.jsonl import LineProblem, parse_line, read_rows
-from sessions.memory.refs import unwrap_tool_result
-from sessions.memory.state import read_registry, read_state
 from sessions.models import Agent, AgentSession
 
 DEEP = 5000

@@ -229,9 +229,9 @@ def test_triggers_come_back_after_a_table_rebuild(upstream: tuple[Agent, Path]) 
 
 def recount_lint(agent: Agent, canvas: Canvas) -> dict:
     """The lint's figures counted from every row and ref name (the slow, obvious way)."""
+    from agentfs.row_fields import node_aliases
     from canvases.indexing import parsed
     from canvases.lint import pruned_ids
-    from sessions.memory.row_fields import node_aliases
     from sessions.models import Ref
     from sessions.selectors import placed_node_ids, ref_locate
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from agentfs import jsonl
+from agentfs.jsonl import RowStream, read_rows
 from intake import ref_index, row_ingest, tracked
 from intake.ingest import ingest_agent_dir, ingest_path
-from sessions.memory import jsonl
-from sessions.memory.jsonl import RowStream, read_rows
 from sessions.models import Agent, Ref, Row
 
 pytestmark = pytest.mark.django_db

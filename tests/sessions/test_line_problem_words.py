@@ -1,5 +1,5 @@
 """Why a line of a session file is not a row, or why a file was refused, is a code with its
-values (sessions/memory/wording.py): English for scripts and logs, the reader's language on the
+values (agentfs/wording.py): English for scripts and logs, the reader's language on the
 session and agent pages, the code in their JSON."""
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import pytest
 from django.test import Client
 from django.utils import translation
 
+from agentfs import wording
+from agentfs.jsonl import LineProblem, parse_line
+from agentfs.paths import LinkRefused, open_regular
 from intake.ingest import ingest_path
-from sessions.memory import wording
-from sessions.memory.jsonl import LineProblem, parse_line
-from sessions.memory.paths import LinkRefused, open_regular
 from sessions.reader_words import line_problem_item
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory.paths import UnsafePath
-from sessions.memory.refs import resolve_ref
+from agentfs.paths import UnsafePath
+from agentfs.refs import resolve_ref
 from sessions.models import Agent
 from sessions.selectors import RefLocator
 

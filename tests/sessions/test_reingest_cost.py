@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from agentfs import paths
 from intake.ingest import ingest_path
-from sessions.memory import paths
 from sessions.models import Ref, Row
 from tests.debug.memory_factory import canvas, node, write_agent
 from tests.sessions.test_incremental import write_ref

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from agentfs.paths import read_regular
 from canvases.mermaid import Canvas, parse
 from canvases.mermaid.agent_view import (
     agent_warnings,
@@ -17,7 +18,6 @@ from canvases.mermaid.agent_view import (
     node_index_shown,
     read_meta,
 )
-from sessions.memory.paths import read_regular
 
 
 def canvas_files(paths: list[str]) -> Iterator[Path]:

@@ -37,7 +37,7 @@ line. Only when they cannot be put back at all (the old inode was rewritten in p
 file never ends with a whole line) are they saved to `.memviz-recovered/` beside the file, and
 `RemapConflict` says where: nothing is dropped with the old inode. A writer that replaces the file by rename (variant E) in the microseconds
 between our final stat and our rename is not seen. Memviz's own writers serialise on an advisory
-`flock` of the agent folder. The proof is `tests/sessions/memory/test_remap.py`: a separate
+`flock` of the agent folder. The proof is `tests/agentfs/test_remap.py`: a separate
 process appends thousands of rows per second, some split in two writes, while merges run.
 """
 
@@ -52,10 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from sessions.memory import inode_io
-from sessions.memory.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
-from sessions.memory.paths import open_regular, open_regular_fd
-from sessions.memory.row_edits import RowEditor
+from agentfs import inode_io
+from agentfs.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
+from agentfs.paths import open_regular, open_regular_fd
+from agentfs.row_edits import RowEditor
 
 MAX_RETRIES = 20
 PRECHECK_ROUNDS = 50

@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
-from sessions.memory import json_text
-from sessions.memory.json_text import NumberOutOfRange
-from sessions.memory.jsonl import sanitize_unsafe_chars
+from agentfs import json_text
+from agentfs.json_text import NumberOutOfRange
+from agentfs.jsonl import sanitize_unsafe_chars
 
 ABSENT = "__absent__"  # recorded `offloaded` of a row that had no such key
 

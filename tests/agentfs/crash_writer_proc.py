@@ -12,10 +12,10 @@ import hashlib
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from sessions.memory.atomic import write_atomic  # noqa: E402
-from sessions.memory.remap import remap_rows  # noqa: E402
+from agentfs.atomic import write_atomic  # noqa: E402
+from agentfs.remap import remap_rows  # noqa: E402
 
 
 def content_for(version: int) -> bytes:

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from sessions.memory import json_text
-from sessions.memory.paths import LinkRefused, open_regular
-from sessions.memory.wording import words
+from agentfs import json_text
+from agentfs.paths import LinkRefused, open_regular
+from agentfs.wording import words
 
 __all__ = [
     "HEAD_BYTES",

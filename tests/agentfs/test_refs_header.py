@@ -7,9 +7,9 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sessions.memory.refs import read_ref_header, read_ref_info
+from agentfs.refs import read_ref_header, read_ref_info
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 ROOTS = REPO / "tests" / "fixtures" / "roots"
 
 

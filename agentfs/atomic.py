@@ -29,7 +29,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from sessions.memory.paths import open_regular
+from agentfs.paths import open_regular
 
 TEMP_MARKER = ".memviz-tmp-"
 

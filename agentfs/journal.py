@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sessions.memory.atomic import fsync_folder, write_atomic
+from agentfs.atomic import fsync_folder, write_atomic
 
 SUFFIX = ".intent.json"
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory.jsonl import read_rows
-from sessions.memory.layout import discover_agents
-from sessions.memory.paths import UnsafePath
-from sessions.memory.refs import (
+from agentfs.jsonl import read_rows
+from agentfs.layout import discover_agents
+from agentfs.paths import UnsafePath
+from agentfs.refs import (
     read_ref_info,
     read_ref_page,
     resolve_ref,

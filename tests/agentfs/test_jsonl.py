@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory.jsonl import file_head_hash, read_rows
+from agentfs.jsonl import file_head_hash, read_rows
 
 S1_A = "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl"
 S2_A = "offload-b7e4d2a0-1c9f-4e63-a8d5-2f0c7b9e6d14.jsonl"

@@ -1,7 +1,7 @@
 import json
 from pathlib import Path
 
-from sessions.memory.state import (
+from agentfs.state import (
     active_mmd_file,
     parse_session_key,
     read_registry,

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from sessions.memory import json_text
-from sessions.memory.paths import check_relative, confine, open_regular
+from agentfs import json_text
+from agentfs.paths import check_relative, confine, open_regular
 
 __all__ = [
     "HEAD_READ_BYTES",

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory.paths import UnsafePath, confine
+from agentfs.paths import UnsafePath, confine
 
 
 @pytest.fixture

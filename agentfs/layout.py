@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from sessions.memory.paths import confine, is_link, open_regular
-from sessions.memory.wording import words
+from agentfs.paths import confine, is_link, open_regular
+from agentfs.wording import words
 
 __all__ = [
     "AgentFolder",

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sessions.memory import json_text
-from sessions.memory.jsonl import MAX_NESTING, nesting_exceeds
-from sessions.memory.paths import LinkRefused, UnsafePath, confine, is_link, open_regular
+from agentfs import json_text
+from agentfs.jsonl import MAX_NESTING, nesting_exceeds
+from agentfs.paths import LinkRefused, UnsafePath, confine, is_link, open_regular
 
 __all__ = [
     "MAX_STATE_BYTES",

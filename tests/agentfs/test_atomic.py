@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory.atomic import (
+from agentfs.atomic import (
     PreconditionFailed,
     file_hash,
     remove_stale_temps,

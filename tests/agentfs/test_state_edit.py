@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from canvases.mermaid.agent_view import injected_block
-from sessions.memory.atomic import PreconditionFailed, file_hash
-from sessions.memory.state_edit import (
+from agentfs.atomic import PreconditionFailed, file_hash
+from agentfs.state_edit import (
     CANVAS_BUDGET_CHARS,
     canvas_label,
     create_minimal_state,
@@ -17,6 +16,7 @@ from sessions.memory.state_edit import (
     resume_block,
     set_active_canvas,
 )
+from canvases.mermaid.agent_view import injected_block
 
 
 def test_only_the_two_values_change(agent_a: Path) -> None:
@@ -159,7 +159,7 @@ def test_create_minimal_state_never_replaces_a_file_the_agent_creates_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The agent may write its own state.json after our existence check: its file wins."""
-    import sessions.memory.atomic as atomic
+    import agentfs.atomic as atomic
 
     (tmp_path / "mmds").mkdir()
     (tmp_path / "mmds" / "001-x.mmd").write_text("flowchart TD")

@@ -1,7 +1,7 @@
 """What the folder reader says to people: why a line of an offload JSONL is not a row, and why
 a file was refused (`LinkRefused`), one code each, the English words here and only here.
 
-Django-free like the rest of `sessions/memory`: ``words(code, values)`` is the English sentence
+Django-free like the rest of `agentfs`: ``words(code, values)`` is the English sentence
 (the index keeps it beside the code, scripts and logs read it). The pages translate the code
 through gettext (`sessions/reader_words.py`); `gettext_noop` below only marks the words for
 `make messages` (xgettext extracts calls by that name) and returns them unchanged.
@@ -51,5 +51,5 @@ TEXTS: dict[str, str] = {
 def words(code: str, values: Mapping[str, object] | None = None, /, **named: object) -> str:
     """The English sentence of `code` with its values (given as a mapping or by name)."""
     if code not in TEXTS:
-        raise KeyError(f"no wording {code!r} in sessions/memory/wording.py")
+        raise KeyError(f"no wording {code!r} in agentfs/wording.py")
     return TEXTS[code] % {**(values or {}), **named}

@@ -15,16 +15,16 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from sessions.memory import json_text
-from sessions.memory.atomic import (
+from agentfs import json_text
+from agentfs.atomic import (
     PreconditionFailed,
     lock_folder,
     prepare_write,
     sha256_bytes,
     write_atomic,
 )
-from sessions.memory.layout import CANVAS_DIR
-from sessions.memory.paths import read_regular
+from agentfs.layout import CANVAS_DIR
+from agentfs.paths import read_regular
 
 CANVAS_BUDGET_CHARS = 4000
 

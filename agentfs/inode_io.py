@@ -16,13 +16,13 @@ import signal
 import time
 from pathlib import Path
 
-from sessions.memory.atomic import fsync_folder, write_all
-from sessions.memory.paths import open_append
+from agentfs.atomic import fsync_folder, write_all
+from agentfs.paths import open_append
 
 LEASE_WAIT_SECONDS = 2.0
 SETTLE_SECONDS = 0.05
 _F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
-log = logging.getLogger("sessions.memory.remap")  # what it logs is part of a remap
+log = logging.getLogger("agentfs.remap")  # what it logs is part of a remap
 RECOVERED_DIR = ".memviz-recovered"  # a dot folder: ingest and the plugin never read it
 
 

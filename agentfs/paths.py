@@ -12,7 +12,7 @@ import stat
 from io import BufferedReader
 from pathlib import Path, PurePosixPath
 
-from sessions.memory.wording import TEXTS, words
+from agentfs.wording import TEXTS, words
 
 __all__ = [
     "READ_LIMIT",

@@ -1,10 +1,10 @@
 import json
 from pathlib import Path
 
-from sessions.memory.jsonl import read_rows
-from sessions.memory.layout import discover_agents, is_agent_folder
-from sessions.memory.refs import resolve_ref
-from sessions.memory.state import active_mmd_file, read_state
+from agentfs.jsonl import read_rows
+from agentfs.layout import discover_agents, is_agent_folder
+from agentfs.refs import resolve_ref
+from agentfs.state import active_mmd_file, read_state
 
 ROW = json.dumps({"tool_call_id": "call_1", "result_ref": "refs/r.md"}) + "\n"
 

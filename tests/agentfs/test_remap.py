@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory import inode_io
-from sessions.memory.remap import RemapResult, offload_files, remap_rows, rows_with_nodes
+from agentfs import inode_io
+from agentfs.remap import RemapResult, offload_files, remap_rows, rows_with_nodes
 
 HERE = Path(__file__).resolve().parent
 FILE_A1 = "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl"
@@ -166,7 +166,7 @@ def test_concurrent_appender_loses_nothing(
     Every row survives exactly once. Order is kept too, except where the remap had to stop
     renaming and re-append late rows (it logs a warning saying so): then those rows only.
     """
-    caplog.set_level(logging.WARNING, logger="sessions.memory.remap")
+    caplog.set_level(logging.WARNING, logger="agentfs.remap")
     names = [f"offload-s{i}.jsonl" for i in range(4)]
     seeded: dict[str, list[bytes]] = {}
     for index, name in enumerate(names):
@@ -299,13 +299,13 @@ def test_a_late_append_into_the_replaced_file_is_kept_in_order(
 def test_out_of_time_the_late_append_is_appended_not_lost_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from sessions.memory import remap
+    from agentfs import remap
 
     path = tmp_path / "offload-s.jsonl"
     path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)))
     _late_append_during_rename(path, monkeypatch)
     monkeypatch.setattr(remap, "BUDGET_SECONDS", 0.0)  # the budget is spent by the rename
-    caplog.set_level(logging.WARNING, logger="sessions.memory.remap")
+    caplog.set_level(logging.WARNING, logger="agentfs.remap")
     remap_rows(tmp_path, node_map={"M1": "KEEP"})
     assert _ids(path) == [
         ("r0", "KEEP"),
@@ -348,13 +348,13 @@ def test_out_of_time_a_half_written_line_is_appended_whole(
 ) -> None:
     """Past the budget the late lines are appended, not rewritten in order: the half line must
     arrive whole, not as a first half joined to the agent's next row."""
-    from sessions.memory import remap
+    from agentfs import remap
 
     path = tmp_path / "offload-s.jsonl"
     path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)) + HALF)
     _half_line_finished_during_rename(path, monkeypatch)
     monkeypatch.setattr(remap, "BUDGET_SECONDS", 0.0)
-    caplog.set_level(logging.WARNING, logger="sessions.memory.remap")
+    caplog.set_level(logging.WARNING, logger="agentfs.remap")
     remap_rows(tmp_path, node_map={"M1": "KEEP"})
     assert _ids(path) == [  # every line parses: nothing was split
         ("r0", "KEEP"),
@@ -380,7 +380,7 @@ def test_when_the_late_rows_cannot_be_put_back_they_are_saved_and_said(
 ) -> None:
     """Another process rewrites the old inode in place during our rename, and the budget is
     spent: its bytes are in no other file, so they are saved before the old inode goes."""
-    from sessions.memory import remap
+    from agentfs import remap
 
     path = tmp_path / "offload-s.jsonl"
     path.write_text("".join(f'{{"tool_call_id":"r{k}","node_id":"M1"}}\n' for k in range(3)))
@@ -407,7 +407,7 @@ def test_when_the_late_rows_cannot_be_put_back_they_are_saved_and_said(
 
 
 def test_the_saved_rows_folder_is_never_read_as_agent_data() -> None:
-    from sessions.memory.inode_io import RECOVERED_DIR
-    from sessions.memory.layout import is_ignored_name
+    from agentfs.inode_io import RECOVERED_DIR
+    from agentfs.layout import is_ignored_name
 
     assert is_ignored_name(RECOVERED_DIR)

@@ -2,7 +2,7 @@ import json
 import os
 from pathlib import Path
 
-from sessions.memory.jsonl import Row, TailState, tail_rows
+from agentfs.jsonl import Row, TailState, tail_rows
 
 
 def line(call_id: str, node_id: str | None = None) -> bytes:

@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from sessions.memory.jsonl import read_rows
-from sessions.memory.layout import discover_agents
-from sessions.memory.refs import read_ref_info, resolve_ref
-from sessions.memory.state import active_mmd_file, read_registry, read_state
+from agentfs.jsonl import read_rows
+from agentfs.layout import discover_agents
+from agentfs.refs import read_ref_info, resolve_ref
+from agentfs.state import active_mmd_file, read_registry, read_state
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 NODE_ID = re.compile(r"^\s*(\d{3}-N\d+)\[", re.M)
 
 
