@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentfs.paths import confine, is_link, open_regular
-from agentfs.wording import words
+from agentfs.wording import Refusal
 
 __all__ = [
     "AgentFolder",
@@ -71,8 +71,8 @@ class AgentFolder:
     extra_files: list[Path]
     # Every refs/ folder of the agent: one for the shared layouts, one per session otherwise.
     refs_dirs: list[Path] = field(default_factory=list)
-    # Links left out of the lists above, as "<path relative to the agent>: <why>".
-    refused: list[str] = field(default_factory=list)
+    # Links left out of the lists above, each naming its path relative to the agent.
+    refused: list[Refusal] = field(default_factory=list)
 
 
 def is_ignored_name(name: str) -> bool:
@@ -107,17 +107,17 @@ def _linked(folder: Path) -> list[Path]:
     return [Path(e.path) for e in _entries(folder) if e.is_symlink()]
 
 
-def _mmds(folder: Path, refused: list[str], base: Path) -> list[Path]:
+def _mmds(folder: Path, refused: list[Refusal], base: Path) -> list[Path]:
     mmds = folder / CANVAS_DIR
     if is_link(mmds):
-        refused.append(words("is_link", name=f"{_rel(mmds, base)}/"))
+        refused.append(Refusal("is_link", {"name": f"{_rel(mmds, base)}/"}))
         return []
     found = []
     for path in _files(mmds):
         if not path.name.endswith(".mmd"):
             continue
         if is_link(path):
-            refused.append(words("is_link", name=_rel(path, base)))
+            refused.append(Refusal("is_link", {"name": _rel(path, base)}))
         else:
             found.append(path)
     return found
@@ -127,18 +127,18 @@ def _rel(path: Path, base: Path) -> str:
     return os.path.relpath(path, base)
 
 
-def _refs_dir(folder: Path, refused: list[str], base: Path) -> Path:
+def _refs_dir(folder: Path, refused: list[Refusal], base: Path) -> Path:
     refs = folder / "refs"
     if is_link(refs):
-        refused.append(words("is_link", name=f"{_rel(refs, base)}/"))
+        refused.append(Refusal("is_link", {"name": f"{_rel(refs, base)}/"}))
         return NO_FOLDER
     return refs
 
 
-def _linked_dirs(folder: Path, refused: list[str], base: Path) -> None:
+def _linked_dirs(folder: Path, refused: list[Refusal], base: Path) -> None:
     for path in _linked(folder):
         if path.name not in (CANVAS_DIR, "refs") and path.is_dir():
-            refused.append(words("is_link", name=f"{_rel(path, base)}/"))
+            refused.append(Refusal("is_link", {"name": f"{_rel(path, base)}/"}))
 
 
 def _has_agent_markers(entries: list[os.DirEntry[str]]) -> bool:
@@ -214,7 +214,7 @@ def _session_id(file_name: str) -> str:
 def _upstream_agent(path: Path) -> AgentFolder:
     sessions: list[SessionFile] = []
     extras: list[Path] = []
-    refused: list[str] = []
+    refused: list[Refusal] = []
     state_path = registry_path = None
     enhanced = False
     for file in _files(path):
@@ -225,7 +225,7 @@ def _upstream_agent(path: Path) -> AgentFolder:
         elif file.name == REGISTRY_FILE:
             registry_path = file
         elif is_link(file):
-            refused.append(words("is_link", name=file.name))
+            refused.append(Refusal("is_link", {"name": file.name}))
         else:
             extras.append(file)
             enhanced = enhanced or file.name.startswith(_ENHANCED_PREFIXES)
@@ -267,7 +267,7 @@ def _per_session_agent(
 ) -> AgentFolder:
     sessions: list[SessionFile] = []
     extras: list[Path] = []
-    refused: list[str] = []
+    refused: list[Refusal] = []
     if store is not None:
         _linked_dirs(store, refused, path)
     mmds: list[Path] = []
@@ -290,7 +290,7 @@ def _per_session_agent(
             elif file.name == REGISTRY_FILE:
                 registries.append(file)
             elif is_link(file):
-                refused.append(words("is_link", name=_rel(file, path)))
+                refused.append(Refusal("is_link", {"name": _rel(file, path)}))
             elif file.name != STATE_FILE:
                 extras.append(file)
         for file in row_files:
@@ -376,7 +376,8 @@ def _child_agents(root: Path) -> list[AgentFolder]:
     agents: list[AgentFolder] = []
     for child in _linked(root):
         if child.is_dir():
-            log.warning("%s (not read as an agent folder)", words("is_link", name=child.name))
+            refusal = Refusal("is_link", {"name": child.name})
+            log.warning("%s (not read as an agent folder)", refusal.reason)
     for child in _dirs(root):
         if child.name in AGENT_SUBDIRS:
             continue

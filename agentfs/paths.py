@@ -163,7 +163,8 @@ class FileTooLarge(OSError):
     """A memory-folder file larger than memviz reads whole: a problem of that file, not a crash."""
 
     def __init__(self, shown: str, limit: int) -> None:
-        super().__init__(errno.EFBIG, f"{shown} is larger than {limit} bytes")
+        super().__init__(errno.EFBIG, words("too_large", name=shown, limit=limit))
+        self.code, self.values = "too_large", {"name": shown, "limit": limit}
 
     def __str__(self) -> str:
         return self.strerror or "file too large"

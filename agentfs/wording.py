@@ -10,6 +10,8 @@ through gettext (`sessions/reader_words.py`); `gettext_noop` below only marks th
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 
 def gettext_noop(text: str) -> str:
@@ -45,6 +47,8 @@ TEXTS: dict[str, str] = {
         "folders"
     ),
     "not_regular": gettext_noop("%(name)s is not a regular file"),
+    "too_large": gettext_noop("%(name)s is larger than %(limit)s bytes"),
+    "unreadable": gettext_noop("%(name)s could not be read (%(error)s)"),
 }
 
 
@@ -53,3 +57,31 @@ def words(code: str, values: Mapping[str, object] | None = None, /, **named: obj
     if code not in TEXTS:
         raise KeyError(f"no wording {code!r} in agentfs/wording.py")
     return TEXTS[code] % {**(values or {}), **named}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """A file or folder of an agent that memviz left out, and why: a code with its values;
+    ``where`` names the file when the words name only its base name (``mmds/x.mmd``)."""
+
+    code: str
+    values: dict[str, Any] = field(default_factory=dict)
+    where: str = ""
+
+    @property
+    def reason(self) -> str:
+        """The English sentence (scripts, logs, the index beside the code)."""
+        said = words(self.code, self.values)
+        return f"{self.where}: {said}" if self.where else said
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, "values": self.values, "where": self.where, "reason": self.reason}
+
+
+def refusal_of(error: OSError, name: str, where: str = "") -> Refusal:
+    """Why reading ``name`` failed with ``error``: its own code (a link, a FIFO, too large),
+    else the system's words for it."""
+    code, values = getattr(error, "code", ""), getattr(error, "values", None)
+    if isinstance(code, str) and code in TEXTS and isinstance(values, dict):
+        return Refusal(code, dict(values), where)
+    return Refusal("unreadable", {"name": name, "error": error.strerror or str(error)}, where)

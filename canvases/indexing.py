@@ -7,7 +7,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from agentfs.layout import CANVAS_DIR
 from agentfs.paths import read_regular
+from agentfs.wording import refusal_of
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse
 from canvases.mermaid.wording import Words
@@ -184,7 +186,8 @@ def canvas_index_file(agent: Agent, path: Path) -> bool:
         return False
     except OSError as error:  # a link, FIFO or device swapped in, or too large: not indexed
         # named on the agent's page with the refused links (ingest saves the agent)
-        agent.refused_links = [*agent.refused_links, f"mmds/{path.name}: {error.strerror or error}"]
+        refusal = refusal_of(error, path.name, where=f"{CANVAS_DIR}/{path.name}")
+        agent.refused_links = [*agent.refused_links, refusal.as_json()]
         return False
     if canvas and canvas.content_hash == content_hash(text):
         canvas.mtime_ns = st.st_mtime_ns

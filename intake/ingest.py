@@ -220,8 +220,8 @@ def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: 
         delta.active_canvas = agent.active_mmd_file
     entries, registry_error = read_registry(folder.registry_path, folder.path)
     agent.registry_error = registry_error or ""
-    agent.refused_links = list(folder.refused)
-    tick(f"{agent.slug}: state")
+    agent.refused_links = [refusal.as_json() for refusal in folder.refused]
+    tick(f"{agent.slug}: state.json")
 
     # Canvases first: the rows inserted below are flagged "placed" against their nodes.
     canvases_changed = canvases_sync(agent, folder, report, delta, tick, changed)
@@ -257,7 +257,7 @@ def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: 
     report.refs_indexed += refs.indexed
     agent.refs_count += refs.count
     agent.refs_bytes += refs.size
-    tick(f"{agent.slug}: refs")
+    tick(f"{agent.slug}: refs/")
 
     counters.agent_totals_refresh(agent, canvases=canvases_changed)
     agent.ingested_at = timezone.now()

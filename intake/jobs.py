@@ -37,6 +37,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from sessions.job_board import beat_at, board_path
+from sessions.job_words import JobSaid, job_note, job_said
 from sessions.models import IngestJob
 
 log = logging.getLogger(__name__)
@@ -175,7 +176,7 @@ class JobBeat:
         self.worker = worker
         self.latest: Any = None  # an IngestProgress
         self.moved_at = time.monotonic()
-        self.failure = ""  # the watchdog's message, once it failed the job
+        self.failure: JobSaid | None = None  # what the watchdog said, once it failed the job
         self._quiet = False  # one warning for a beat not written, not one per beat
         self._ingest_db = connections[DEFAULT_DB_ALIAS]  # the calling thread's connection
         self._stop = threading.Event()
@@ -185,8 +186,8 @@ class JobBeat:
 
     def progress(self, latest: Any) -> None:
         """Called by the ingest (any state of its connection): remember, never query."""
-        if self.failure:
-            raise JobStalled(self.failure)
+        if self.failure is not None:
+            raise JobStalled(self.failure["message"])
         self.latest = latest
         self.moved_at = time.monotonic()
 
@@ -219,7 +220,7 @@ class JobBeat:
         if sqlite and not fields:
             _board_write(self.job_id, self.worker, latest)
         if latest is not None:
-            fields.update(done=latest.done, total=latest.total, message=latest.message)
+            fields.update(done=latest.done, total=latest.total, **job_note(latest.message))
         try:
             # SQLite: the file has the figures; the row is written when the ingest lets it
             with short_lock_wait(0.1 if sqlite and "status" not in fields else 1.0):
@@ -239,11 +240,13 @@ class JobBeat:
             return int(sqlite and "status" not in fields)  # the file has it
 
     def _stalled(self, seconds: float) -> None:
-        where = f" (at: {self.latest.message})" if self.latest is not None else ""
-        self.failure = f"no progress for {int(seconds)} s{where}; stopped, press retry"
-        log.error("job %s: %s", self.job_id, self.failure)
+        if self.latest is not None:
+            self.failure = job_said("stalled_at", seconds=int(seconds), at=self.latest.message)
+        else:
+            self.failure = job_said("stalled", seconds=int(seconds))
+        log.error("job %s: %s", self.job_id, self.failure["message"])
         failed = {"status": IngestJob.FAILED, "finished_at": timezone.now()}
-        while not self._write(None, message=self.failure, **failed) and self._still_mine():
+        while not self._write(None, **self.failure, **failed) and self._still_mine():
             if self._stop.wait(settings.MEMVIZ_JOB_HEARTBEAT_SECONDS):
                 break
         raw = self._ingest_db.connection
@@ -304,12 +307,12 @@ def jobs_recover() -> list[int]:
         moved = 0
         with contextlib.suppress(DatabaseError), short_lock_wait():
             if job.attempts >= settings.MEMVIZ_JOB_MAX_ATTEMPTS:
-                message = f"interrupted {job.attempts} times (the worker died); press retry"
-                mine.update(status=IngestJob.FAILED, message=message, finished_at=now)
+                said = job_said("worker_died_failed", attempts=job.attempts)
+                mine.update(status=IngestJob.FAILED, finished_at=now, **said)
             else:
                 moved = mine.filter(heartbeat_at=job.heartbeat_at).update(
                     status=IngestJob.PENDING,
-                    message="interrupted (the worker died); queued again",
+                    **job_said("worker_died_queued"),
                     heartbeat_at=now,
                 )
         if moved:  # queued once the write committed (eager: run here, outside the short wait)
@@ -345,7 +348,7 @@ def job_retry(job: IngestJob) -> bool:
         with short_lock_wait():
             moved = IngestJob.objects.filter(retryable, pk=job.pk).update(
                 status=IngestJob.PENDING,
-                message="queued again",
+                **job_said("queued_again"),
                 attempts=0,
                 heartbeat_at=timezone.now(),
                 finished_at=None,

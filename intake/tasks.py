@@ -18,6 +18,7 @@ from celery.signals import worker_ready
 from intake.ingest import IngestProgress, ingest_path
 from intake.jobs import JobBeat, job_claim, job_finish, start_recovery_thread
 from memviz.public_errors import public_message
+from sessions.job_words import job_note, job_said
 from sessions.models import IngestJob
 
 # Test-only: while this file exists a claimed task waits before ingesting, so a test can kill
@@ -64,14 +65,12 @@ def ingest_task(self, job_id: int, full: bool = False) -> dict:
             _hold_for_tests(beat)
             report = ingest_path(Path(job.path), progress=progress, full=full)
         except Exception as exc:
-            job_finish(
-                job_id, job.worker, IngestJob.FAILED, message=beat.failure or public_message(exc)
-            )
+            said = beat.failure or job_note(public_message(exc))
+            job_finish(job_id, job.worker, IngestJob.FAILED, **said)
             raise
     done = report.as_dict()
     latest = beat.latest
     total = latest.total if latest is not None else 0
-    job_finish(
-        job_id, job.worker, IngestJob.DONE, report=done, message="done", done=total, total=total
-    )
+    said = job_said("done")
+    job_finish(job_id, job.worker, IngestJob.DONE, report=done, done=total, total=total, **said)
     return done

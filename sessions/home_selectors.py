@@ -8,9 +8,9 @@ from typing import Any, TypedDict
 from django.conf import settings
 from django.utils.translation import gettext as _
 
-from memviz.public_errors import scrub_paths
 from sessions import counters
 from sessions.job_board import job_is_stale, job_live
+from sessions.job_words import job_message, status_words
 from sessions.models import Agent, IngestJob
 from sessions.page_types import AgentSummary
 from sessions.selectors import agent_summary
@@ -22,11 +22,13 @@ class JobItem(TypedDict):
     id: int
     path: str
     status: str
+    status_words: str  # the status in the reader's language
     done: int  # rows read
     total: int  # rows estimated (exact once finished)
     percent: int
     progress: str
-    message: str
+    message: str  # in the reader's language
+    message_code: str  # sessions/job_words.py; "" for a progress note or an error's text
     report: dict[str, Any]
     attempts: int
     stale: bool
@@ -60,11 +62,13 @@ def job_item(job: IngestJob) -> JobItem:
         "id": job.pk,
         "path": job.path,
         "status": job.status,
+        "status_words": status_words(job.status),
         "done": job.done,
         "total": job.total,
         "percent": job.percent,
         "progress": _job_progress(job),
-        "message": scrub_paths(job.message),
+        "message": job_message(job),
+        "message_code": job.message_code,
         "report": job.report,
         "attempts": job.attempts,
         "stale": job_is_stale(job),

@@ -48,6 +48,7 @@ def job_live(job: IngestJob) -> IngestJob:
         job.heartbeat_at, data = board
         if "done" in data:
             job.done, job.total, job.message = data["done"], data["total"], data["message"]
+            job.message_code, job.message_values = "", {}  # a progress note, not a code
     return job
 
 

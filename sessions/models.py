@@ -211,7 +211,9 @@ class IngestJob(models.Model):
     status = NulSafeCharField(max_length=20, default=PENDING)
     total = models.IntegerField(default=0)
     done = models.IntegerField(default=0)
-    message = NulSafeTextField(blank=True, default="")
+    message = NulSafeTextField(blank=True, default="")  # English; the pages: sessions/job_words.py
+    message_code = NulSafeCharField(max_length=40, blank=True, default="")
+    message_values = NulSafeJSONField(default=dict)
     report = NulSafeJSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -90,6 +90,13 @@ class LineProblemItem(TypedDict):
     excerpt: str
 
 
+class RefusedItem(TypedDict):
+    """A file or folder of the agent the last ingest left out (`sessions/reader_words.py`)."""
+
+    code: str  # of agentfs/wording.py ("" for one indexed before refusals had codes)
+    text: str  # the path and why, in the reader's language
+
+
 class SessionItem(TypedDict):
     id: str
     file: str
@@ -147,7 +154,7 @@ class AgentDetail(TypedDict):
     agent: AgentSummary
     state: dict[str, Any]
     registry_error: str | None
-    refused_links: list[str]
+    refused_links: list[RefusedItem]
     canvases: list[AgentCanvasItem]  # newest first, a page at a time
     canvases_more: str | None
     sessions: list[AgentSessionItem]

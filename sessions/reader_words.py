@@ -15,7 +15,7 @@ from django.utils.translation import gettext, pgettext
 
 from agentfs import wording
 from agentfs.paths import LinkRefused, UnsafePath
-from sessions.page_types import LineProblemItem
+from sessions.page_types import LineProblemItem, RefusedItem
 
 
 def kind_word(kind: str) -> str:
@@ -58,3 +58,15 @@ def line_problem_item(problem: Mapping[str, Any]) -> LineProblemItem:
         "reason": reason,
         "excerpt": str(problem.get("excerpt", "")),
     }
+
+
+def refused_item(stored: object) -> RefusedItem:
+    """A refusal as the index keeps it (``Refusal.as_json()``; a sentence before codes)."""
+    if not isinstance(stored, dict):
+        return {"code": "", "text": str(stored)}
+    code = str(stored.get("code", ""))
+    if code not in wording.TEXTS:
+        return {"code": "", "text": str(stored.get("reason", ""))}
+    said = reader_words(code, stored.get("values") or {})
+    where = str(stored.get("where") or "")
+    return {"code": code, "text": f"{where}: {said}" if where else said}

@@ -33,7 +33,7 @@ from sessions.page_types import (
     SessionTimeline,
     UnplacedPage,
 )
-from sessions.reader_words import line_problem_item, refusal_words
+from sessions.reader_words import line_problem_item, refusal_words, refused_item
 
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 
@@ -260,7 +260,7 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> AgentDetail:
         "agent": agent_summary(agent, unplaced),
         "state": {"data": agent.state_data, "error": agent.state_error or None},
         "registry_error": agent.registry_error or None,
-        "refused_links": agent.refused_links,
+        "refused_links": [refused_item(stored) for stored in agent.refused_links],
         "canvases": canvases,
         "canvases_more": canvases_more,
         "sessions": sessions,

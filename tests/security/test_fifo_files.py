@@ -166,7 +166,9 @@ def test_a_file_over_the_read_limit_is_a_problem_of_that_file(
     assert Canvas.objects.filter(agent__slug="beta").count() == 2
     assert Canvas.objects.filter(agent__slug="alpha", filename="001-first.mmd").exists()
     refused = Agent.objects.get(slug="alpha").refused_links
-    assert refused == ["mmds/002-second.mmd: 002-second.mmd is larger than 4096 bytes"]
+    assert [(r["code"], r["reason"]) for r in refused] == [
+        ("too_large", "mmds/002-second.mmd: 002-second.mmd is larger than 4096 bytes")
+    ]
     page = Client().get("/a/alpha/")
     assert "002-second.mmd is larger than 4096 bytes" in page.content.decode()
 

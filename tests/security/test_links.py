@@ -91,11 +91,11 @@ def test_layout_leaves_links_out_and_names_them(tmp_path: Path, fixtures_root: P
     assert set(agents) == {"files", "folders", "inside"}  # the linked agent folder is not read
     files = agents["files"]
     assert "009-secret.mmd" not in [p.name for p in files.mmd_files]
-    assert any(r.startswith("mmds/009-secret.mmd is a symbolic link") for r in files.refused)
+    assert any(r.reason.startswith("mmds/009-secret.mmd is a symbolic link") for r in files.refused)
     folders = agents["folders"]
     assert folders.mmd_files == [] and folders.refs_dirs == [] and not folders.refs_dir.is_dir()
     assert {"mmds/ is a symbolic link", "refs/ is a symbolic link"} <= {
-        r.split(": memviz")[0] for r in folders.refused
+        r.reason.split(": memviz")[0] for r in folders.refused
     }
     assert [p.name for p in agents["inside"].mmd_files] == [
         "001-fix-login-timeout.mmd",

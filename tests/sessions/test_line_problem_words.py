@@ -13,10 +13,11 @@ import pytest
 from django.test import Client
 from django.utils import translation
 
-from agentfs import wording
+from agentfs import paths, wording
 from agentfs.jsonl import LineProblem, parse_line
 from agentfs.paths import LinkRefused, open_regular
 from intake.ingest import ingest_path
+from sessions.models import Agent
 from sessions.reader_words import line_problem_item
 
 
@@ -96,3 +97,33 @@ def test_the_session_page_says_why_lines_are_not_rows_in_the_readers_language(
     for url in ("/a/main/s/s1/", "/a/main/"):
         html = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
         assert "缺少 tool_call_id" in html and "missing tool_call_id" not in html, url
+
+
+@pytest.mark.django_db
+def test_the_agent_page_names_refused_files_in_the_readers_language(
+    client: Client, bad_session: Path
+) -> None:
+    """A linked canvas and a canvas too large to read are left out by code; the agent page
+    names them in the reader's language and its JSON carries the code. A refusal indexed
+    before refusals had codes (a sentence) still reads as it was."""
+    (bad_session / "mmds" / "002-big.mmd").write_text("flowchart TD\n" + "x" * 64, "utf-8")
+    os.symlink(bad_session / "mmds" / "001-t.mmd", bad_session / "mmds" / "003-link.mmd")
+    saved, paths.READ_LIMIT = paths.READ_LIMIT, 40
+    try:
+        ingest_path(bad_session.parent)
+    finally:
+        paths.READ_LIMIT = saved
+    shown = client.get("/a/main/?format=json").json()["refused_links"]
+    assert {(r["code"], r["text"].split(" ")[0]) for r in shown} >= {
+        ("is_link", "mmds/003-link.mmd"),
+        ("too_large", "mmds/002-big.mmd:"),
+    }
+    chinese = client.get("/a/main/?format=json", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    texts = {r["code"]: r["text"] for r in chinese["refused_links"]}
+    assert texts["too_large"] == "mmds/002-big.mmd: 002-big.mmd 超过 40 字节"
+    assert "symbolic link" not in texts["is_link"] and "mmds/003-link.mmd" in texts["is_link"]
+    html = client.get("/a/main/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "未读取：mmds/002-big.mmd: 002-big.mmd 超过 40 字节" in html
+    Agent.objects.filter(slug="main").update(refused_links=["mmds/x.mmd is a symbolic link"])
+    old = client.get("/a/main/?format=json").json()["refused_links"]
+    assert old == [{"code": "", "text": "mmds/x.mmd is a symbolic link"}]

@@ -1,0 +1,65 @@
+"""What an ingest job says of itself: one code each, its English words here and only here.
+
+A job row keeps the English ``message`` (the ingest command and the logs print it) beside the
+code and its values; the pages translate the code (``job_message``). A progress note names an
+agent and a file, and a failure is the error's own text: those are data, kept as they are
+(``job_note``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from django.utils.translation import gettext, gettext_noop, pgettext
+
+from memviz.public_errors import scrub_paths
+from sessions.models import IngestJob
+
+TEXTS: dict[str, str] = {
+    "done": gettext_noop("every file read"),
+    "queued_again": gettext_noop("queued again"),
+    "worker_died_queued": gettext_noop("interrupted (the worker died); queued again"),
+    "worker_died_failed": gettext_noop(
+        "interrupted %(attempts)s times (the worker died); press retry"
+    ),
+    "stalled": gettext_noop("no progress for %(seconds)s s; stopped, press retry"),
+    "stalled_at": gettext_noop("no progress for %(seconds)s s (at: %(at)s); stopped, press retry"),
+}
+
+
+class JobSaid(TypedDict):
+    """The fields of a job row that say what it is doing (an ``update()``'s keywords)."""
+
+    message: str
+    message_code: str
+    message_values: dict[str, Any]
+
+
+def job_said(code: str, **values: Any) -> JobSaid:
+    """The row's fields that say ``code`` with ``values`` (English in ``message``)."""
+    return {"message": TEXTS[code] % values, "message_code": code, "message_values": values}
+
+
+def job_note(text: str) -> JobSaid:
+    """The row's fields for a free note (a progress note, an error's text): no code."""
+    return {"message": text, "message_code": "", "message_values": {}}
+
+
+def job_message(job: IngestJob) -> str:
+    """What the job says, in the reader's language; a note reads as it is, paths scrubbed."""
+    if job.message_code in TEXTS:
+        return gettext(TEXTS[job.message_code]) % job.message_values
+    return scrub_paths(job.message)
+
+
+def status_words(status: str) -> str:
+    """A job's status as the pages name it."""
+    if status == IngestJob.PENDING:
+        return pgettext("ingest job", "pending")
+    if status == IngestJob.RUNNING:
+        return pgettext("ingest job", "running")
+    if status == IngestJob.DONE:
+        return pgettext("ingest job", "finished")
+    if status == IngestJob.FAILED:
+        return pgettext("ingest job", "failed")
+    return status

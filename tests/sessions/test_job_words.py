@@ -1,0 +1,99 @@
+"""What an ingest job says of itself is a code with its values (sessions/job_words.py): the row
+keeps the English message for the ingest command and the logs, the job page reads in the
+reader's language and its JSON carries the code; a progress note or an error's text is data
+and reads as it is."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from django.utils import timezone, translation
+
+from intake.jobs import job_retry, jobs_recover
+from sessions import job_board
+from sessions.job_words import TEXTS, job_message, job_note, job_said
+from sessions.models import IngestJob
+
+
+def test_every_job_word_reads_in_both_languages_with_its_values() -> None:
+    for code, text in TEXTS.items():
+        names = re.findall(r"%\((\w+)\)s", text)
+        values = {name: f"<{name}>" for name in names}
+        job = IngestJob(**job_said(code, **values))
+        with translation.override("en"):
+            english = job_message(job)
+        with translation.override("zh-hans"):
+            chinese = job_message(job)
+        assert english == job.message == text % values
+        assert chinese != english, code
+        assert all(f"<{name}>" in chinese for name in names), code
+
+
+@pytest.mark.django_db
+def test_a_job_failed_after_its_attempts_says_so_in_chinese_and_keeps_english(
+    fixtures_root: Path, settings, django_user_model
+) -> None:
+    long_ago = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS + 5)
+    stuck = IngestJob.objects.create(
+        path=str(fixtures_root / "fixture-a-upstream"),
+        status=IngestJob.RUNNING,
+        heartbeat_at=long_ago,
+        worker="another-host:4242",
+        attempts=settings.MEMVIZ_JOB_MAX_ATTEMPTS,
+    )
+    jobs_recover()
+    stuck.refresh_from_db()
+    attempts = settings.MEMVIZ_JOB_MAX_ATTEMPTS
+    english = f"interrupted {attempts} times (the worker died); press retry"
+    assert (stuck.status, stuck.message, stuck.message_code) == (
+        IngestJob.FAILED,
+        english,
+        "worker_died_failed",
+    )
+    client = Client(headers={"accept-language": "zh-hans"})
+    shown = client.get(f"/jobs/{stuck.pk}/?format=json").json()["job"]
+    assert shown["message_code"] == "worker_died_failed"
+    assert shown["message"] != english and str(attempts) in shown["message"]
+    assert shown["status_words"] != "failed"
+    page = client.get(f"/jobs/{stuck.pk}/").content.decode()
+    assert shown["message"] in page and shown["status_words"] in page
+    assert "the worker died" not in page
+    # the retry says "queued again" by its code too
+    assert job_retry(stuck)
+    stuck.refresh_from_db()
+    assert (stuck.message, stuck.message_code) == ("queued again", "queued_again")
+
+
+@pytest.mark.django_db
+def test_a_progress_note_replaces_the_code_it_follows(tmp_path: Path, settings) -> None:
+    """A retried job says "queued again" until its first progress note: the note, not the
+    stale code, is what the page shows then (the row's note, or on SQLite the beat's file)."""
+    settings.VAR_DIR = tmp_path
+    job = IngestJob.objects.create(
+        path="/x", status=IngestJob.RUNNING, worker="w:1", **job_said("queued_again")
+    )
+    IngestJob.objects.filter(pk=job.pk).update(**job_note("alpha: offload-s1.jsonl"))
+    job.refresh_from_db()
+    assert job_message(job) == "alpha: offload-s1.jsonl"
+    assert (job.message_code, job.message_values) == ("", {})
+    # the beat's file on SQLite carries a note; job_live drops the row's code with it
+    IngestJob.objects.filter(pk=job.pk).update(**job_said("queued_again"))
+    job.refresh_from_db()
+    path = job_board.board_path(job.pk)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    at = timezone.now().isoformat()
+    path.write_text(
+        f'{{"worker": "w:1", "at": "{at}", "done": 5, "total": 9, "message": "alpha: refs/"}}'
+    )
+    live = job_board.job_live(job)
+    assert (live.done, job_message(live)) == (5, "alpha: refs/")
+
+
+def test_an_error_note_has_its_paths_scrubbed(settings) -> None:
+    job = IngestJob(**job_note(f"OSError: no such file: {settings.MEMVIZ_DATA_ROOT}/a/b.jsonl"))
+    assert str(settings.MEMVIZ_DATA_ROOT) not in job_message(job)
+    assert "<data root>" in job_message(job)
