@@ -72,6 +72,20 @@ class Row:
     normalized_id: str
 
 
+# The fields of an offload row that the index keeps as columns of their own (the same names as
+# Row's); any other key of a row is kept as it is, in its extra.
+ROW_FIELDS = (
+    "tool_call_id",
+    "tool_call",
+    "summary",
+    "score",
+    "node_id",
+    "result_ref",
+    "offloaded",
+    "timestamp",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class LineProblem:
     """Why a line is not a row: a code of `wording.TEXTS` and its values (`reason` is the

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentfs.jsonl import ROW_FIELDS, RowStream
 from agentfs.jsonl import Row as FileRow
-from agentfs.jsonl import RowStream
 from agentfs.layout import AgentFolder, SessionFile
 from agentfs.row_fields import offloaded_text
 from agentfs.wording import words
@@ -35,18 +35,7 @@ if TYPE_CHECKING:
     from intake.ingest_report import IngestReport
     from memviz.broadcast import AgentDelta
 
-KNOWN_ROW_KEYS = frozenset(
-    {
-        "tool_call_id",
-        "tool_call",
-        "summary",
-        "score",
-        "node_id",
-        "result_ref",
-        "offloaded",
-        "timestamp",
-    }
-)
+KNOWN_ROW_KEYS = frozenset(ROW_FIELDS)
 ROW_BATCH = 5000
 SETTLE_SECONDS = 0.5
 # Past this many bytes to read, the drawn node ids are read once instead of per batch.
@@ -315,8 +304,8 @@ def _values(
         session.pk,
         row.line_no,
         row.offset,
-        row.tool_call_id,
         row.normalized_id,
+        row.tool_call_id,
         row.tool_call,
         row.summary,
         row.score,

@@ -9,24 +9,19 @@ from __future__ import annotations
 
 from django.db import connection
 
+from agentfs.jsonl import ROW_FIELDS
 from intake.copy_stream import CopyStream
 from sessions import search_index
 from sessions.models import Row
 
+# in the order of the values of a row (``row_ingest._values``)
 COLUMNS = (
     "agent_id",
     "session_id",
     "line_no",
     "offset",
-    "tool_call_id",
     "normalized_id",
-    "tool_call",
-    "summary",
-    "score",
-    "node_id",
-    "result_ref",
-    "offloaded",
-    "timestamp",
+    *ROW_FIELDS,
     "extra",
     "placed",
 )
