@@ -9,7 +9,8 @@ from typing import Any
 
 from agentfs import json_text
 from agentfs.jsonl import MAX_NESTING, nesting_exceeds
-from agentfs.paths import LinkRefused, UnsafePath, confine, is_link, open_regular
+from agentfs.paths import UnsafePath, confine, is_link, open_regular
+from agentfs.wording import Refusal, refusal_of
 
 __all__ = [
     "MAX_STATE_BYTES",
@@ -30,45 +31,48 @@ _BOM = "\ufeff"
 @dataclass(frozen=True, slots=True)
 class StateFile:
     data: dict[str, Any]
-    error: str | None
+    problem: Refusal | None  # why the file could not be used (a code the pages translate)
     raw: str
 
+    @property
+    def error(self) -> str | None:
+        """The problem in English (scripts, logs, the index beside its code)."""
+        return self.problem.reason if self.problem is not None else None
 
-def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], str | None, str]:
+
+def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], Refusal | None, str]:
     if path is None:
-        return {}, f"no {what}", ""
+        return {}, Refusal("no_file", {"name": what}), ""
     try:
         with open_regular(path, folders=1) as handle:
             blob = handle.read(MAX_STATE_BYTES + 1)
     except FileNotFoundError:
-        return {}, f"{what} is missing", ""
-    except LinkRefused as refused:
-        return {}, f"refused: {refused}", ""
-    except OSError as error:
-        return {}, f"{what} cannot be read: {error.strerror or type(error).__name__}", ""
+        return {}, Refusal("file_missing", {"name": what}), ""
+    except OSError as error:  # a link, FIFO or device: its own code
+        return {}, refusal_of(error, what), ""
     raw = blob[:MAX_STATE_BYTES].decode("utf-8", errors="replace")
     if len(blob) > MAX_STATE_BYTES:
-        return {}, f"{what} is larger than {MAX_STATE_BYTES} bytes", raw
+        return {}, Refusal("too_large", {"name": what, "limit": MAX_STATE_BYTES}), raw
     if raw.startswith(_BOM):
         # Node's JSON.parse rejects a BOM, so the plugin resets such a file to defaults.
-        return {}, f"{what} starts with a BOM (the plugin treats it as corrupt)", raw
+        return {}, Refusal("json_bom", {"name": what}), raw
     try:
         data = json_text.loads(raw)
     except ValueError as error:
-        return {}, f"{what} is not valid JSON: {error}", raw
+        return {}, Refusal("json_invalid", {"name": what, "error": str(error)}), raw
     except Exception as error:  # noqa: BLE001 - e.g. RecursionError: a problem of this file
-        return {}, f"{what} cannot be parsed ({type(error).__name__})", raw
+        return {}, Refusal("json_unparsable", {"name": what, "error": type(error).__name__}), raw
     if not isinstance(data, dict):
-        return {}, f"{what} is not a JSON object", raw
+        return {}, Refusal("json_not_object", {"name": what}), raw
     if nesting_exceeds(data):
-        return {}, f"{what} is nested more than {MAX_NESTING} levels deep", raw
+        return {}, Refusal("json_too_deep", {"name": what, "limit": MAX_NESTING}), raw
     return data, None, raw
 
 
 def read_state(path: Path | None) -> StateFile:
     """Read an agent's (or a Go session's) `state.json`; keys are kept exactly as written."""
-    data, error, raw = _read_json_object(path, "state.json")
-    return StateFile(data=data, error=error, raw=raw)
+    data, problem, raw = _read_json_object(path, "state.json")
+    return StateFile(data=data, problem=problem, raw=raw)
 
 
 def _snake(name: str) -> str:
@@ -104,17 +108,19 @@ def _pick(entry: dict[str, Any], camel: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def read_registry(path: Path | None, agent_dir: Path) -> tuple[list[RegistryEntry], str | None]:
-    """Entries of `sessions-registry.json` in file order, plus an error text if any.
+def read_registry(
+    path: Path | None, agent_dir: Path
+) -> tuple[list[RegistryEntry], Refusal | None]:
+    """Entries of `sessions-registry.json` in file order, plus its problem if any.
 
     `exists` says whether the entry's offload file is present in `agent_dir`; stale entries
     (deleted files) are normal. A missing registry is not an error: agents may have none.
     """
     if path is None or not (Path(path).exists() or is_link(path)):
         return [], None
-    data, error, _raw = _read_json_object(path, "sessions-registry.json")
-    if error:
-        return [], error
+    data, problem, _raw = _read_json_object(path, "sessions-registry.json")
+    if problem is not None:
+        return [], problem
     entries: list[RegistryEntry] = []
     skipped: list[str] = []
     for session_key, value in data.items():
@@ -140,7 +146,9 @@ def read_registry(path: Path | None, agent_dir: Path) -> tuple[list[RegistryEntr
             )
         )
     if skipped:
-        return entries, f"entries that are not objects were skipped: {', '.join(skipped)}"
+        return entries, Refusal(
+            "registry_skipped", {"keys": ", ".join(skipped)}, where="sessions-registry.json"
+        )
     return entries, None
 
 

@@ -49,6 +49,15 @@ TEXTS: dict[str, str] = {
     "not_regular": gettext_noop("%(name)s is not a regular file"),
     "too_large": gettext_noop("%(name)s is larger than %(limit)s bytes"),
     "unreadable": gettext_noop("%(name)s could not be read (%(error)s)"),
+    # state.json and sessions-registry.json (state.py)
+    "no_file": gettext_noop("no %(name)s"),
+    "file_missing": gettext_noop("%(name)s is missing"),
+    "json_bom": gettext_noop("%(name)s starts with a BOM (the plugin treats it as corrupt)"),
+    "json_invalid": gettext_noop("%(name)s is not valid JSON: %(error)s"),
+    "json_unparsable": gettext_noop("%(name)s cannot be parsed (%(error)s)"),
+    "json_not_object": gettext_noop("%(name)s is not a JSON object"),
+    "json_too_deep": gettext_noop("%(name)s is nested more than %(limit)s levels deep"),
+    "registry_skipped": gettext_noop("entries that are not objects were skipped: %(keys)s"),
 }
 
 

@@ -214,12 +214,14 @@ def ingest_agent(agent: Agent, folder: AgentFolder, report: IngestReport, tick: 
     state = read_state(folder.state_path)
     agent.state_data = state.data
     agent.state_error = state.error or ""
+    agent.state_problem = state.problem.as_json() if state.problem else {}
     previous_active = agent.active_mmd_file
     agent.active_mmd_file = active_mmd_file(state) or ""
     if agent.active_mmd_file != previous_active and agent.ingested_at is not None:
         delta.active_canvas = agent.active_mmd_file
-    entries, registry_error = read_registry(folder.registry_path, folder.path)
-    agent.registry_error = registry_error or ""
+    entries, registry_problem = read_registry(folder.registry_path, folder.path)
+    agent.registry_error = registry_problem.reason if registry_problem else ""
+    agent.registry_problem = registry_problem.as_json() if registry_problem else {}
     agent.refused_links = [refusal.as_json() for refusal in folder.refused]
     tick(f"{agent.slug}: state.json")
 

@@ -23,8 +23,12 @@ class Agent(models.Model):
     root = NulSafeCharField(max_length=1000)
     variant = NulSafeCharField(max_length=20, default="upstream")
     active_mmd_file = NulSafeCharField(max_length=500, blank=True, default="")
+    # Why state.json or sessions-registry.json could not be used: English, and as a code with
+    # its values (agentfs Refusal.as_json()) that the agent page translates.
     state_error = NulSafeTextField(blank=True, default="")
+    state_problem = NulSafeJSONField(default=dict)
     registry_error = NulSafeTextField(blank=True, default="")
+    registry_problem = NulSafeJSONField(default=dict)
     state_data = NulSafeJSONField(default=dict)
     # The links the last ingest left out of the folder ("mmds/x.mmd: symbolic link …"), for
     # its page: listing the folder on every view cost ~20 ms at 250k refs.

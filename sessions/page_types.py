@@ -91,7 +91,8 @@ class LineProblemItem(TypedDict):
 
 
 class RefusedItem(TypedDict):
-    """A file or folder of the agent the last ingest left out (`sessions/reader_words.py`)."""
+    """A file or folder of the agent the last ingest left out or could not use
+    (`sessions/reader_words.py`)."""
 
     code: str  # of agentfs/wording.py ("" for one indexed before refusals had codes)
     text: str  # the path and why, in the reader's language
@@ -152,8 +153,9 @@ class UnplacedByKind(TypedDict):
 
 class AgentDetail(TypedDict):
     agent: AgentSummary
-    state: dict[str, Any]
-    registry_error: str | None
+    state: dict[str, Any]  # data, and why it could not be read: error (words), error_code
+    registry_error: str | None  # in the reader's language
+    registry_error_code: str
     refused_links: list[RefusedItem]
     canvases: list[AgentCanvasItem]  # newest first, a page at a time
     canvases_more: str | None

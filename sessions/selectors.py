@@ -256,10 +256,17 @@ def agent_detail(agent: Agent, canvases_before: str = "") -> AgentDetail:
     sessions.sort(key=lambda s: s["id"])
     sessions.sort(key=_last_activity, reverse=True)  # newest first; stable: ties stay by id
     unplaced = counters.unplaced_counts(agent)
+    state = refused_item(agent.state_problem or agent.state_error)
+    registry = refused_item(agent.registry_problem or agent.registry_error)
     return {
         "agent": agent_summary(agent, unplaced),
-        "state": {"data": agent.state_data, "error": agent.state_error or None},
-        "registry_error": agent.registry_error or None,
+        "state": {
+            "data": agent.state_data,
+            "error": state["text"] or None,
+            "error_code": state["code"],
+        },
+        "registry_error": registry["text"] or None,
+        "registry_error_code": registry["code"],
         "refused_links": [refused_item(stored) for stored in agent.refused_links],
         "canvases": canvases,
         "canvases_more": canvases_more,

@@ -87,7 +87,7 @@ def test_registry_in_snake_case_and_with_hostile_file_names(tmp_path: Path) -> N
         ("k1", "s1", True),
         ("k2", "x", False),
     ]
-    assert "k3" in (error or "")
+    assert error is not None and "k3" in error.reason
 
 
 def test_corrupt_or_absent_registry(tmp_path: Path) -> None:
@@ -95,7 +95,7 @@ def test_corrupt_or_absent_registry(tmp_path: Path) -> None:
     assert read_registry(tmp_path / "sessions-registry.json", tmp_path) == ([], None)
     (tmp_path / "sessions-registry.json").write_text("{")
     entries, error = read_registry(tmp_path / "sessions-registry.json", tmp_path)
-    assert entries == [] and "not valid JSON" in (error or "")
+    assert entries == [] and error is not None and "not valid JSON" in error.reason
 
 
 def test_parse_session_key_follows_the_plugin() -> None:

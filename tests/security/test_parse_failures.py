@@ -61,7 +61,7 @@ def test_every_reader_reports_a_5000_deep_item_as_its_problem(tmp_path: Path) ->
     state = read_state(agent / "state.json")
     assert state.data == {} and "cannot be parsed (RecursionError)" in (state.error or "")
     entries, error = read_registry(agent / "sessions-registry.json", agent)
-    assert entries == [] and "RecursionError" in (error or "")
+    assert entries == [] and error is not None and "RecursionError" in error.reason
     # nested deep but under the recursion limit: refused before anything stores it
     medium = '{"tool_call_id":"c","x":' + "[" * 300 + "]" * 300 + "}"
     problem = parse_line(medium.encode(), 1, 0)

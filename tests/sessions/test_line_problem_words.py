@@ -127,3 +127,30 @@ def test_the_agent_page_names_refused_files_in_the_readers_language(
     Agent.objects.filter(slug="main").update(refused_links=["mmds/x.mmd is a symbolic link"])
     old = client.get("/a/main/?format=json").json()["refused_links"]
     assert old == [{"code": "", "text": "mmds/x.mmd is a symbolic link"}]
+
+
+@pytest.mark.django_db
+def test_the_agent_page_says_why_state_and_registry_were_not_used(
+    client: Client, bad_session: Path
+) -> None:
+    (bad_session / "state.json").write_text("\ufeff{}", "utf-8")
+    (bad_session / "sessions-registry.json").write_text('{"k1": "garbage"}', "utf-8")
+    ingest_path(bad_session.parent)
+    agent = Agent.objects.get(slug="main")
+    assert agent.state_error == "state.json starts with a BOM (the plugin treats it as corrupt)"
+    assert agent.registry_error == (
+        "sessions-registry.json: entries that are not objects were skipped: k1"
+    )
+    english = client.get("/a/main/?format=json").json()
+    assert (english["state"]["error_code"], english["registry_error_code"]) == (
+        "json_bom",
+        "registry_skipped",
+    )
+    chinese = client.get("/a/main/?format=json", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert chinese["state"]["error"] == "state.json 以 BOM 开头（插件会把它当作已损坏）"
+    assert chinese["registry_error"] == "sessions-registry.json: 已跳过不是对象的条目：k1"
+    html = client.get("/a/main/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "以 BOM 开头" in html and "were skipped" not in html
+    # an agent indexed before these had codes keeps its English words
+    Agent.objects.filter(slug="main").update(state_problem={}, state_error="state.json is odd")
+    assert client.get("/a/main/?format=json").json()["state"]["error"] == "state.json is odd"
