@@ -27,8 +27,34 @@ DEFAULT_MAX_FILES = 100_000
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")  # zipfile's structCentralDir: 46 bytes
 
 
+def gettext_noop(text: str) -> str:
+    return text  # marks the words for `make messages`; the upload view translates them
+
+
+# Why an archive is refused: one code each, the English words here and only here.
+TEXTS: dict[str, str] = {
+    "member_name": gettext_noop("refused member name %(name)r"),
+    "member_escapes": gettext_noop("member %(name)r would escape the upload folder"),
+    "too_large": gettext_noop("archive unpacks to more than the size limit"),
+    "not_archive": gettext_noop("not a .zip or .tar.gz archive"),
+    "unreadable": gettext_noop("unreadable archive: %(error)s"),
+    "no_zip_directory": gettext_noop("unreadable archive: no zip directory"),
+    "bad_zip_directory": gettext_noop("unreadable archive: bad zip directory"),
+    "too_many_files": gettext_noop("archive holds more than %(limit)s files"),
+    "link": gettext_noop("links are refused: %(name)r"),
+    "special_file": gettext_noop("special files are refused: %(name)r"),
+    "unreadable_member": gettext_noop("unreadable member %(name)r"),
+    "not_stored": gettext_noop("the upload could not be stored (%(error)s)"),
+}
+
+
 class ArchiveError(ValueError):
-    """The archive is refused; nothing of it is kept."""
+    """The archive is refused; nothing of it is kept. Its message is the English words of its
+    code (``TEXTS``); the upload page says them in the reader's language."""
+
+    def __init__(self, code: str, **values: object) -> None:
+        super().__init__(TEXTS[code] % values)
+        self.code, self.values = code, values
 
 
 def _check_name(name: str) -> PurePosixPath:
@@ -38,10 +64,10 @@ def _check_name(name: str) -> PurePosixPath:
     no part of a member's path needs resolving on disk.
     """
     if "\x00" in name or "\\" in name:
-        raise ArchiveError(f"refused member name {name[:200]!r}")
+        raise ArchiveError("member_name", name=name[:200])
     posix = PurePosixPath(name)
     if posix.is_absolute() or any(part == ".." for part in posix.parts):
-        raise ArchiveError(f"member {name[:200]!r} would escape the upload folder")
+        raise ArchiveError("member_escapes", name=name[:200])
     return posix
 
 
@@ -53,7 +79,7 @@ def _copy_limited(source: IO[bytes], target: Path, budget: list[int], made: set[
         while block := source.read(CHUNK):
             budget[0] -= len(block)
             if budget[0] < 0:
-                raise ArchiveError("archive unpacks to more than the size limit")
+                raise ArchiveError("too_large")
             out.write(block)
 
 
@@ -74,7 +100,7 @@ def unpack_archive(
         elif tarfile.is_tarfile(archive):
             _unpack_tar(archive, dest, budget, max_files)
         else:
-            raise ArchiveError("not a .zip or .tar.gz archive")
+            raise ArchiveError("not_archive")
     except (
         ArchiveError,
         OSError,
@@ -86,7 +112,7 @@ def unpack_archive(
         shutil.rmtree(dest, ignore_errors=True)
         if isinstance(exc, ArchiveError):
             raise
-        raise ArchiveError(f"unreadable archive: {exc}") from exc
+        raise ArchiveError("unreadable", error=str(exc)) from exc
     return ingest_root_of(dest)
 
 
@@ -95,7 +121,7 @@ def _zip_central_names(archive: Path) -> Iterator[tuple[str, int]]:
     with open(archive, "rb") as handle:
         end = zipfile._EndRecData(handle)  # type: ignore[attr-defined]  # EOCD (zip64 aware)
         if end is None:
-            raise ArchiveError("unreadable archive: no zip directory")
+            raise ArchiveError("no_zip_directory")
         size = end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
         start = end[zipfile._ECD_LOCATION] - size  # type: ignore[attr-defined]  # as zipfile does
         if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]
@@ -105,7 +131,7 @@ def _zip_central_names(archive: Path) -> Iterator[tuple[str, int]]:
         while left > 0:
             head = handle.read(_CENTRAL.size)
             if len(head) < _CENTRAL.size or head[:4] != zipfile.stringCentralDir:  # type: ignore[attr-defined]
-                raise ArchiveError("unreadable archive: bad zip directory")
+                raise ArchiveError("bad_zip_directory")
             fields = _CENTRAL.unpack(head)
             name_len, extra_len, comment_len = fields[12], fields[13], fields[14]
             name = handle.read(name_len).decode("utf-8" if fields[5] & 0x800 else "cp437")
@@ -117,17 +143,17 @@ def _zip_central_names(archive: Path) -> Iterator[tuple[str, int]]:
 def _unpack_zip(archive: Path, dest: Path, budget: list[int], max_files: int) -> None:
     for count, (name, external) in enumerate(_zip_central_names(archive), start=1):
         if count > max_files:
-            raise ArchiveError(f"archive holds more than {max_files} files")
+            raise ArchiveError("too_many_files", limit=max_files)
         if stat.S_ISLNK(external >> 16):
-            raise ArchiveError(f"links are refused: {name[:200]!r}")
+            raise ArchiveError("link", name=name[:200])
         _check_name(name)
     made: set[Path] = set()
     with zipfile.ZipFile(archive) as zf:  # at most max_files entries: its directory is bounded
         if len(zf.infolist()) > max_files:  # the directory and our count disagree: refuse
-            raise ArchiveError(f"archive holds more than {max_files} files")
+            raise ArchiveError("too_many_files", limit=max_files)
         for info in zf.infolist():
             if stat.S_ISLNK(info.external_attr >> 16):
-                raise ArchiveError(f"links are refused: {info.filename!r}")
+                raise ArchiveError("link", name=info.filename[:200])
             target = dest / _check_name(info.filename)
             if info.is_dir():
                 target.mkdir(parents=True, exist_ok=True)
@@ -145,9 +171,9 @@ def _tar_members(tf: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
 
 def _check_tar_member(member: tarfile.TarInfo) -> PurePosixPath:
     if member.issym() or member.islnk():
-        raise ArchiveError(f"links are refused: {member.name[:200]!r}")
+        raise ArchiveError("link", name=member.name[:200])
     if not (member.isfile() or member.isdir()):
-        raise ArchiveError(f"special files are refused: {member.name[:200]!r}")
+        raise ArchiveError("special_file", name=member.name[:200])
     return _check_name(member.name)
 
 
@@ -180,13 +206,13 @@ def _tar_count_within(archive: Path, max_files: int, max_bytes: int) -> None:
             try:
                 size = tarfile.nti(header[124:136])  # type: ignore[attr-defined]
             except tarfile.HeaderError as exc:
-                raise ArchiveError(f"unreadable archive: {exc}") from exc
+                raise ArchiveError("unreadable", error=str(exc)) from exc
             declared += max(size, 0)
             if declared > max_bytes:
-                raise ArchiveError("archive unpacks to more than the size limit")
+                raise ArchiveError("too_large")
             if size > 0:
                 stream.seek((size + 511) // 512 * 512, os.SEEK_CUR)
-    raise ArchiveError(f"archive holds more than {max_files} files")
+    raise ArchiveError("too_many_files", limit=max_files)
 
 
 def _unpack_tar(archive: Path, dest: Path, budget: list[int], max_files: int) -> None:
@@ -200,7 +226,7 @@ def _unpack_tar(archive: Path, dest: Path, budget: list[int], max_files: int) ->
                 continue
             source = tf.extractfile(member)
             if source is None:
-                raise ArchiveError(f"unreadable member {member.name[:200]!r}")
+                raise ArchiveError("unreadable_member", name=member.name[:200])
             with source:
                 _copy_limited(source, target, budget, made)
 

@@ -76,7 +76,7 @@ def upload_store(chunks: Iterable[bytes], filename: str, *, owner: Any = None) -
         return root
     except OSError as exc:
         shutil.rmtree(holder, ignore_errors=True)
-        raise ArchiveError(f"the upload could not be stored ({exc.strerror})") from exc
+        raise ArchiveError("not_stored", error=exc.strerror or type(exc).__name__) from exc
     except BaseException:
         shutil.rmtree(holder, ignore_errors=True)
         raise

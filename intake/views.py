@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from intake.archive import TEXTS as ARCHIVE_TEXTS
 from intake.archive import ArchiveError
 from intake.jobs import ingest_start, job_retry
 from intake.stream import TokenForbidden, token_create, token_revoke, tokens_list
@@ -73,7 +74,8 @@ def upload_view(request: HtmxHttpRequest) -> HttpResponse:
         try:
             root = upload_store(upload.chunks(), upload.name or "upload", owner=request.user)
         except ArchiveError as exc:
-            error = scrub_paths(_("upload refused: %(reason)s") % {"reason": exc})
+            reason = _(ARCHIVE_TEXTS[exc.code]) % exc.values
+            error = scrub_paths(_("upload refused: %(reason)s") % {"reason": reason})
         else:
             return _job_response(request, ingest_start(root))
     return respond(request, Outcome.refused(error, 400), redirect_to=reverse("home"))

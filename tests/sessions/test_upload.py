@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import shutil
 import tarfile
 import zipfile
@@ -11,7 +12,10 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import translation
+from django.utils.translation import gettext
 
+from intake.archive import TEXTS as archive_texts
 from intake.archive import ArchiveError, unpack_archive
 from sessions.models import Agent
 
@@ -139,3 +143,33 @@ def test_a_refused_upload_says_why_in_the_readers_language(client: Client) -> No
     assert form.redirect_chain == [("/", 302)]
     assert "upload refused" in form.content.decode()
     assert Agent.objects.count() == 0  # nothing half-ingested
+
+
+def test_why_an_archive_is_refused_reads_in_the_readers_language(
+    client: Client, settings, tmp_path: Path
+) -> None:
+    """Every refusal of an archive is a code (intake/archive.py TEXTS): English for scripts
+    in the exception, the reader's language on the page, the name it refused kept as data."""
+    settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
+    archive = tmp_path / "links.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        info = tarfile.TarInfo("main/refs/passwd.md")
+        info.type = tarfile.SYMTYPE
+        info.linkname = "/etc/passwd"
+        tf.addfile(info)
+    with pytest.raises(ArchiveError) as refused:
+        unpack_archive(archive, tmp_path / "out", max_bytes=1 << 20)
+    assert (refused.value.code, str(refused.value)) == (
+        "link",
+        "links are refused: 'main/refs/passwd.md'",
+    )
+    upload = SimpleUploadedFile("links.tar.gz", archive.read_bytes())
+    chinese = client.post(
+        "/upload/?format=json", {"archive": upload}, HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).json()["error"]
+    assert "拒绝链接：'main/refs/passwd.md'" in chinese and "links are refused" not in chinese
+    for code, text in archive_texts.items():
+        names = re.findall(r"%\((\w+)\)[sr]", text)
+        with translation.override("zh-hans"):
+            said = gettext(text) % dict.fromkeys(names, "<x>")
+        assert said != text % dict.fromkeys(names, "<x>"), code
