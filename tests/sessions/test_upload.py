@@ -93,13 +93,17 @@ def test_zip_path_escapes_are_refused(tmp_path: Path, member: str) -> None:
     assert not (tmp_path / "escape.md").exists()
 
 
-def test_tar_links_are_refused(tmp_path: Path) -> None:
-    archive = tmp_path / "links.tar.gz"
+def tar_with_a_link(archive: Path) -> Path:
     with tarfile.open(archive, "w:gz") as tf:
         info = tarfile.TarInfo("main/refs/passwd.md")
         info.type = tarfile.SYMTYPE
         info.linkname = "/etc/passwd"
         tf.addfile(info)
+    return archive
+
+
+def test_tar_links_are_refused(tmp_path: Path) -> None:
+    archive = tar_with_a_link(tmp_path / "links.tar.gz")
     with pytest.raises(ArchiveError, match="links"):
         unpack_archive(archive, tmp_path / "out", max_bytes=1 << 20)
 
@@ -151,12 +155,7 @@ def test_why_an_archive_is_refused_reads_in_the_readers_language(
     """Every refusal of an archive is a code (intake/archive.py TEXTS): English for scripts
     in the exception, the reader's language on the page, the name it refused kept as data."""
     settings.MEMVIZ_UPLOAD_ROOT = tmp_path / "uploads"
-    archive = tmp_path / "links.tar.gz"
-    with tarfile.open(archive, "w:gz") as tf:
-        info = tarfile.TarInfo("main/refs/passwd.md")
-        info.type = tarfile.SYMTYPE
-        info.linkname = "/etc/passwd"
-        tf.addfile(info)
+    archive = tar_with_a_link(tmp_path / "links.tar.gz")
     with pytest.raises(ArchiveError) as refused:
         unpack_archive(archive, tmp_path / "out", max_bytes=1 << 20)
     assert (refused.value.code, str(refused.value)) == (
