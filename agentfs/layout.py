@@ -368,7 +368,7 @@ def discover_agents(root: Path) -> list[AgentFolder]:
         agents = [single] if single is not None else []
     for agent in agents:
         for item in agent.refused:
-            log.warning("%s: %s", agent.name, item)
+            log.warning("%s: %s", agent.name, item.reason)
     return agents
 
 

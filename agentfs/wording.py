@@ -83,6 +83,9 @@ class Refusal:
         said = words(self.code, self.values)
         return f"{self.where}: {said}" if self.where else said
 
+    def __str__(self) -> str:
+        return self.reason
+
     def as_json(self) -> dict[str, Any]:
         return {"code": self.code, "values": self.values, "where": self.where, "reason": self.reason}
 

@@ -10,6 +10,7 @@ at a time, so a link swapped in after the folder was listed is refused too.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import threading
@@ -85,9 +86,14 @@ def linked_root(tmp_path: Path, fixtures_root: Path) -> Path:
     return root
 
 
-def test_layout_leaves_links_out_and_names_them(tmp_path: Path, fixtures_root: Path) -> None:
+def test_layout_leaves_links_out_and_names_them(
+    tmp_path: Path, fixtures_root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = linked_root(tmp_path, fixtures_root)
-    agents = {a.name: a for a in discover_agents(root)}
+    with caplog.at_level(logging.WARNING, logger="agentfs.layout"):
+        agents = {a.name: a for a in discover_agents(root)}
+    # the log (and the ingest command's console) says it in words
+    assert "files: mmds/009-secret.mmd is a symbolic link: memviz does not follow" in caplog.text
     assert set(agents) == {"files", "folders", "inside"}  # the linked agent folder is not read
     files = agents["files"]
     assert "009-secret.mmd" not in [p.name for p in files.mmd_files]
