@@ -10,7 +10,7 @@ from django.utils.translation import gettext as _
 
 from sessions import counters
 from sessions.job_board import job_is_stale, job_live
-from sessions.job_words import job_message, status_words
+from sessions.job_words import ReportLine, job_message, report_lines, status_words
 from sessions.models import Agent, IngestJob
 from sessions.page_types import AgentSummary
 from sessions.selectors import agent_summary
@@ -30,6 +30,7 @@ class JobItem(TypedDict):
     message: str  # in the reader's language
     message_code: str  # sessions/job_words.py; "" for a progress note or an error's text
     report: dict[str, Any]
+    report_lines: list[ReportLine]  # the report as the job page lists it
     attempts: int
     stale: bool
     finished: bool
@@ -70,6 +71,7 @@ def job_item(job: IngestJob) -> JobItem:
         "message": job_message(job),
         "message_code": job.message_code,
         "report": job.report,
+        "report_lines": report_lines(job.report),
         "attempts": job.attempts,
         "stale": job_is_stale(job),
         "finished": job.finished,

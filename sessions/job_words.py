@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from django.utils.translation import gettext, gettext_noop, pgettext
+from django.utils.translation import gettext, gettext_noop, pgettext, pgettext_lazy
 
 from memviz.public_errors import scrub_paths
 from sessions.models import IngestJob
@@ -25,6 +25,26 @@ TEXTS: dict[str, str] = {
     "stalled": gettext_noop("no progress for %(seconds)s s; stopped, press retry"),
     "stalled_at": gettext_noop("no progress for %(seconds)s s (at: %(at)s); stopped, press retry"),
 }
+
+
+# What a finished job's report counts (intake/ingest_report.py IngestReport.as_dict()).
+REPORT_LABELS = {
+    "agents": pgettext_lazy("ingest report", "agents"),
+    "files_read": pgettext_lazy("ingest report", "session files read"),
+    "files_skipped": pgettext_lazy("ingest report", "session files unchanged"),
+    "rows_added": pgettext_lazy("ingest report", "rows added"),
+    "sessions_reread": pgettext_lazy("ingest report", "session files read again from the start"),
+    "refs_indexed": pgettext_lazy("ingest report", "refs indexed"),
+    "canvases_changed": pgettext_lazy("ingest report", "canvases changed"),
+    "problems": pgettext_lazy("ingest report", "lines that are not rows"),
+    "seconds": pgettext_lazy("ingest report", "seconds"),
+}
+
+
+class ReportLine(TypedDict):
+    key: str
+    label: str  # in the reader's language
+    value: str
 
 
 class JobSaid(TypedDict):
@@ -63,3 +83,13 @@ def status_words(status: str) -> str:
     if status == IngestJob.FAILED:
         return pgettext("ingest job", "failed")
     return status
+
+
+def report_lines(report: dict[str, Any]) -> list[ReportLine]:
+    """A finished job's report as the job page lists it (a key memviz does not know reads as
+    it is)."""
+    lines: list[ReportLine] = []
+    for key, value in report.items():
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+        lines.append({"key": key, "label": str(REPORT_LABELS.get(key, key)), "value": shown})
+    return lines

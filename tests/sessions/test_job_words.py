@@ -107,3 +107,21 @@ def test_an_error_note_has_its_paths_scrubbed(settings) -> None:
     job = IngestJob(**job_note(f"OSError: no such file: {settings.MEMVIZ_DATA_ROOT}/a/b.jsonl"))
     assert str(settings.MEMVIZ_DATA_ROOT) not in job_message(job)
     assert "<data root>" in job_message(job)
+
+
+@pytest.mark.django_db
+def test_a_finished_jobs_report_is_listed_in_the_readers_language() -> None:
+    """The job page lists what the ingest counted, labelled in the reader's language (it
+    showed the report as a Python dict)."""
+    report = {"agents": ["main", "coder"], "rows_added": 9, "seconds": 0.03, "new_count": 1}
+    job = IngestJob.objects.create(path="/x", status=IngestJob.DONE, report=report)
+    client = Client(headers={"accept-language": "zh-hans"})
+    lines = client.get(f"/jobs/{job.pk}/?format=json").json()["job"]["report_lines"]
+    assert [(line["key"], line["label"], line["value"]) for line in lines] == [
+        ("agents", "智能体", "main, coder"),
+        ("rows_added", "新增行", "9"),
+        ("seconds", "秒", "0.03"),
+        ("new_count", "new_count", "1"),  # a count memviz does not know reads as it is
+    ]
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "<th scope=\"row\">新增行</th><td>9</td>" in page and "{'agents'" not in page
