@@ -18,6 +18,7 @@ from agentfs.wording import words
 __all__ = [
     "HEAD_BYTES",
     "MAX_NESTING",
+    "ROW_FIELDS",
     "JsonlChunk",
     "LineProblem",
     "Row",

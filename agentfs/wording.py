@@ -74,7 +74,7 @@ class Refusal:
     ``where`` names the file when the words name only its base name (``mmds/x.mmd``)."""
 
     code: str
-    values: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, Any] = field(default_factory=dict, hash=False)
     where: str = ""
 
     @property

@@ -75,6 +75,7 @@ class RowsProgress:
         self.per_row = per_row
         self.rows = 0
         self.bytes = 0
+        self.note = ""  # the last step's (an agent and a file)
 
     def total_rows(self) -> int:
         per_row = self.bytes / self.rows if self.rows >= 100 else self.per_row
@@ -82,6 +83,7 @@ class RowsProgress:
         return self.rows + int(left / max(per_row, 1.0))
 
     def tick(self, message: str, rows: int = 0, read: int = 0) -> None:
+        self.note = message
         self.rows += rows
         self.bytes += read
         if self.report is not None:
@@ -89,4 +91,5 @@ class RowsProgress:
 
     def finish(self) -> None:
         if self.report is not None:
-            self.report(IngestProgress(done=self.rows, total=self.rows, message="done"))
+            # the figures made exact; the note stays the last file's (the job's end says "done")
+            self.report(IngestProgress(done=self.rows, total=self.rows, message=self.note))

@@ -68,7 +68,10 @@ def job_note(text: str) -> JobSaid:
 def job_message(job: IngestJob) -> str:
     """What the job says, in the reader's language; a note reads as it is, paths scrubbed."""
     if job.message_code in TEXTS:
-        return gettext(TEXTS[job.message_code]) % job.message_values
+        try:
+            return scrub_paths(gettext(TEXTS[job.message_code]) % job.message_values)
+        except (KeyError, TypeError, ValueError):  # values that do not fit the words
+            pass
     return scrub_paths(job.message)
 
 
@@ -86,10 +89,12 @@ def status_words(status: str) -> str:
 
 
 def report_lines(report: dict[str, Any]) -> list[ReportLine]:
-    """A finished job's report as the job page lists it (a key memviz does not know reads as
-    it is)."""
+    """A finished job's report as the job page lists it, in the order of ``REPORT_LABELS``
+    (PostgreSQL's jsonb keeps no key order); a key memviz does not know reads as it is, last."""
+    keys = [k for k in REPORT_LABELS if k in report] + [k for k in report if k not in REPORT_LABELS]
     lines: list[ReportLine] = []
-    for key, value in report.items():
+    for key in keys:
+        value = report[key]
         shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
         lines.append({"key": key, "label": str(REPORT_LABELS.get(key, key)), "value": shown})
     return lines

@@ -67,6 +67,9 @@ def refused_item(stored: object) -> RefusedItem:
     code = str(stored.get("code", ""))
     if code not in wording.TEXTS:
         return {"code": "", "text": str(stored.get("reason", ""))}
-    said = reader_words(code, stored.get("values") or {})
+    try:
+        said = reader_words(code, stored.get("values") or {})
+    except (KeyError, TypeError, ValueError):  # values that do not fit the words
+        return {"code": "", "text": str(stored.get("reason", ""))}
     where = str(stored.get("where") or "")
     return {"code": code, "text": f"{where}: {said}" if where else said}

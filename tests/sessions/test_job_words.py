@@ -14,7 +14,8 @@ from django.db import connection
 from django.test import Client
 from django.utils import timezone, translation
 
-from intake.jobs import job_retry, jobs_recover
+from intake.ingest_progress import IngestProgress
+from intake.jobs import JobBeat, job_retry, jobs_recover
 from sessions import job_board
 from sessions.job_words import TEXTS, job_message, job_note, job_said
 from sessions.models import IngestJob
@@ -70,13 +71,15 @@ def test_a_job_failed_after_its_attempts_says_so_in_chinese_and_keeps_english(
 
 
 @pytest.mark.django_db
-def test_a_progress_note_replaces_the_code_it_follows() -> None:
-    """A retried job says "queued again" until its first progress note: the note, not the
-    stale code, is what the page shows then."""
+def test_a_progress_note_replaces_the_code_it_follows(tmp_path: Path, settings) -> None:
+    """A retried job says "queued again" until its first progress note: the beat's write of
+    the note, not the stale code, is what the page shows then."""
+    settings.VAR_DIR = tmp_path  # the SQLite beat's progress file goes there
     job = IngestJob.objects.create(
         path="/x", status=IngestJob.RUNNING, worker="w:1", **job_said("queued_again")
     )
-    IngestJob.objects.filter(pk=job.pk).update(**job_note("alpha: offload-s1.jsonl"))
+    beat = JobBeat(job.pk, "w:1")
+    assert beat._write(IngestProgress(done=3, total=9, message="alpha: offload-s1.jsonl"))
     job.refresh_from_db()
     assert job_message(job) == "alpha: offload-s1.jsonl"
     assert (job.message_code, job.message_values) == ("", {})
@@ -125,3 +128,10 @@ def test_a_finished_jobs_report_is_listed_in_the_readers_language() -> None:
     ]
     page = client.get(f"/jobs/{job.pk}/").content.decode()
     assert "<th scope=\"row\">新增行</th><td>9</td>" in page and "{'agents'" not in page
+
+
+def test_values_that_do_not_fit_the_words_read_as_the_english_kept_beside_them() -> None:
+    """A row whose values no longer fit its code's words (an older memviz, a hand edit) shows
+    its English message instead of failing the home and job pages."""
+    job = IngestJob(message="no progress for 9 s", message_code="stalled_at", message_values={})
+    assert job_message(job) == "no progress for 9 s"
