@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from agentfs.paths import confine, is_link, open_regular
+from agentfs.paths import UnsafePath, check_relative, confine_file, is_link, open_regular
 from agentfs.wording import Refusal
 
 __all__ = [
@@ -41,8 +41,13 @@ AGENT_SUBDIRS = frozenset({"refs", CANVAS_DIR, "skills"})
 
 
 def canvas_file(agent_dir: Path, filename: str) -> Path:
-    """``<agent>/mmds/<filename>``, confined to the agent folder (UnsafePath otherwise)."""
-    return confine(agent_dir, f"{CANVAS_DIR}/{filename}")
+    """``<agent>/mmds/<filename>``, confined to the agent folder (UnsafePath otherwise).
+
+    Its own name is not resolved (``confine_file``): a canvas swapped for a link is refused.
+    """
+    if len(check_relative(filename).parts) != 1:
+        raise UnsafePath("path_leaves", path=filename)
+    return confine_file(agent_dir, f"{CANVAS_DIR}/{filename}")
 _ENHANCED_PREFIXES = ("boundaries-", "degraded-retry-")
 # Never a folder (a path below a character device): the refs/ of an agent whose refs/ is a link.
 NO_FOLDER = Path(os.devnull) / "refused-link"

@@ -21,6 +21,7 @@ __all__ = [
     "UnsafePath",
     "check_relative",
     "confine",
+    "confine_file",
     "is_link",
     "open_append",
     "open_regular",
@@ -78,6 +79,17 @@ def confine(base: Path, relative: str) -> Path:
     if candidate != root and not candidate.is_relative_to(root):
         raise UnsafePath("path_leaves", path=relative)
     return candidate
+
+
+def confine_file(base: Path, relative: str) -> Path:
+    """Like `confine`, but the file's own name is not resolved: a file swapped for a link
+    stays the link, which every opener refuses, so nothing is written through it into another
+    file of the folder (a canvas or state.json linked to an offload file would have been
+    written there). Its folders are resolved and confined as by `confine`."""
+    confine(base, relative)  # a name, or a link on the way or at the end, that leaves: refused
+    pure = check_relative(relative)
+    folder = confine(base, str(pure.parent)) if pure.parent.parts else Path(base).resolve()
+    return folder / pure.name
 
 
 class LinkRefused(OSError):

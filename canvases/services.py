@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from django.db import DatabaseError, transaction
 
 from agentfs.atomic import PreconditionFailed
-from agentfs.paths import FileTooLarge, LinkRefused, UnsafePath, confine, read_regular
+from agentfs.paths import FileTooLarge, LinkRefused, UnsafePath, confine_file, read_regular
 from agentfs.remap import rows_with_nodes
 from agentfs.state_edit import state_name_active
 from canvases import history, liveness, own_writes, reverts
@@ -43,6 +43,7 @@ from canvases.write_path import Change, change_write, intents_recover
 from memviz.broadcast import AgentDelta, broadcast_delta
 from sessions.locks import agent_locked
 from sessions.models import Canvas
+from sessions.reader_words import RefusedWords
 
 T = TypeVar("T")
 
@@ -114,9 +115,10 @@ def _read_disk(canvas: Canvas) -> tuple[str, str]:
     except FileNotFoundError:
         raise EditRefused(Said("vanished", file=canvas.filename)) from None
     except (LinkRefused, UnsafePath) as exc:
-        raise EditRefused(Said("not_plain_file", file=canvas.filename, reason=str(exc))) from None
+        said = Said("not_plain_file", file=canvas.filename, reason=RefusedWords(exc))
+        raise EditRefused(said) from None
     except FileTooLarge as exc:
-        raise EditRefused(Said("too_large", reason=str(exc))) from None
+        raise EditRefused(Said("too_large", reason=RefusedWords(exc))) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -427,7 +429,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         live = liveness.agent_live(agent)
         if live.live and not confirm_live:
             raise EditConflict(Said("resume_while_live", reasons=reasons(live.reasons)))
-        path = confine(Path(agent.path), "state.json")
+        path = confine_file(Path(agent.path), "state.json")  # a linked state.json is refused
         previous = liveness.state_active(agent)
         priors = own_writes.before(agent, [path])
         try:

@@ -34,13 +34,29 @@ def reader_words(code: str, values: Mapping[str, object]) -> str:
     return gettext(wording.TEXTS[code]) % dict(values)
 
 
-def refusal_words(refused: LinkRefused | UnsafePath | ValueError) -> str:
+def refusal_words(refused: LinkRefused | UnsafePath | OSError | ValueError) -> str:
     """Why a path or a file was refused, in the reader's language (a refusal without a code of
     the folder reader's, e.g. a free sentence, reads as it is)."""
     code = getattr(refused, "code", "")
     if code in wording.TEXTS:
         return reader_words(code, getattr(refused, "values", {}))
     return str(refused)
+
+
+class RefusedWords:
+    """Why a path or file was refused, as a value of a message that is worded later: its
+    words in the language active when the message is read (``str()``)."""
+
+    __slots__ = ("refused",)
+
+    def __init__(self, refused: LinkRefused | UnsafePath | OSError | ValueError) -> None:
+        self.refused = refused
+
+    def __str__(self) -> str:
+        return refusal_words(self.refused)
+
+    def __repr__(self) -> str:
+        return f"RefusedWords({self.refused!r})"
 
 
 def line_problem_item(problem: Mapping[str, Any]) -> LineProblemItem:

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from agentfs.paths import UnsafePath, confine
+from agentfs.paths import LinkRefused, UnsafePath, confine, confine_file, open_regular
 
 
 @pytest.fixture
@@ -58,3 +58,20 @@ def test_symlink_staying_inside_the_folder_is_accepted(agent: Path) -> None:
 def test_unsafe_path_is_a_value_error(agent: Path) -> None:
     with pytest.raises(ValueError):
         confine(agent, "../x")
+
+
+def test_confine_file_keeps_a_linked_file_as_the_link(tmp_path: Path) -> None:
+    """A file that is a link to another file of the folder is returned as the link (which the
+    openers refuse), not as its target; a link that leaves is refused as by confine."""
+    (tmp_path / "mmds").mkdir()
+    (tmp_path / "state.json").write_text("{}")
+    (tmp_path / "mmds" / "001-a.mmd").symlink_to("../state.json")
+    (tmp_path / "mmds" / "002-out.mmd").symlink_to("/etc/hostname")
+    assert confine(tmp_path, "mmds/001-a.mmd") == (tmp_path / "state.json").resolve()
+    kept = confine_file(tmp_path, "mmds/001-a.mmd")
+    assert kept == tmp_path.resolve() / "mmds" / "001-a.mmd" and kept.is_symlink()
+    with pytest.raises(LinkRefused):
+        open_regular(kept, folders=2)
+    with pytest.raises(UnsafePath):
+        confine_file(tmp_path, "mmds/002-out.mmd")
+    assert confine_file(tmp_path, "state.json") == tmp_path.resolve() / "state.json"

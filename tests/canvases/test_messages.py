@@ -123,3 +123,45 @@ def test_why_the_agent_looks_live_reads_in_the_readers_language(
     chinese = curator.get(f"{CANVAS}live/?format=json", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
     reason = chinese["editor"]["live"]["reasons"][0]
     assert reason.startswith("它的文件夹在 ") and reason.endswith(" 秒前被写入")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("target", ["elsewhere.txt", "../state.json"])
+def test_an_edit_of_a_canvas_swapped_for_a_link_is_refused_wholly_in_chinese(
+    curator: Client, fixtures_root: Path, target: str
+) -> None:
+    """A canvas swapped for a link to another file of the folder is refused, not written
+    through the link (it was: the edit landed in the link's target, state.json included),
+    and the cause inside the refusal (the folder reader's 'is a symbolic link') reads in the
+    reader's language too."""
+    page = curator.get(f"{CANVAS}?format=json").json()
+    mmds = fixtures_root / "fixture-a-upstream" / "main" / "mmds"
+    real = mmds / "001-fix-login-timeout.mmd"
+    real.rename(mmds / "elsewhere.txt")
+    real.symlink_to(target)
+    before = (mmds / target).read_bytes()
+    edit = {"op": "set_status", "node": "001-N1", "status": "done", "base": page["content_hash"]}
+    english = curator.post(f"{CANVAS}ops/?format=json", edit)
+    assert english.status_code >= 400 and "is a symbolic link" in english.json()["error"]
+    chinese = curator.post(
+        f"{CANVAS}ops/?format=json", edit, HTTP_ACCEPT_LANGUAGE="zh-hans"
+    ).json()["error"]
+    assert "symbolic link" not in chinese and "符号链接" in chinese
+    assert real.is_symlink() and (mmds / target).read_bytes() == before  # nothing written
+
+
+@pytest.mark.django_db
+def test_a_resume_onto_a_linked_state_json_writes_nothing_through_it(
+    curator: Client, fixtures_root: Path
+) -> None:
+    """state.json swapped for a link to a session file: resume is refused, the session file
+    keeps every byte (it was overwritten with state JSON through the link)."""
+    agent = fixtures_root / "fixture-a-upstream" / "main"
+    offload = next(agent.glob("offload-*.jsonl"))
+    before = offload.read_bytes()
+    (agent / "state.json").unlink()
+    (agent / "state.json").symlink_to(offload.name)
+    answer = curator.post(f"{CANVAS}resume/?format=json", {"confirm_live": "1"})
+    assert answer.status_code >= 400, answer.content[:300]
+    assert "symbolic link" in answer.json()["error"]
+    assert offload.read_bytes() == before and (agent / "state.json").is_symlink()
