@@ -3,69 +3,62 @@ a file was refused (`LinkRefused`), one code each, the English words here and on
 
 Django-free like the rest of `agentfs`: ``words(code, values)`` is the English sentence
 (the index keeps it beside the code, scripts and logs read it). The pages translate the code
-through gettext (`sessions/reader_words.py`); `gettext_noop` below only marks the words for
-`make messages` (xgettext extracts calls by that name) and returns them unchanged.
+(`sessions/reader_words.py`); the table's shape is `canvases/mermaid/code_words.py`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from canvases.mermaid.code_words import CodeWords, gettext_noop
 
-def gettext_noop(text: str) -> str:
-    return text
+TEXTS = CodeWords(
+    "agentfs/wording.py",
+    {
+        # a line of an offload JSONL (jsonl.py)
+        "unreadable_line": gettext_noop("unreadable line (%(error)s)"),
+        "invalid_json": gettext_noop("invalid JSON: %(error)s"),
+        "too_deep": gettext_noop("nested more than %(limit)s levels deep"),
+        "not_object": gettext_noop("not a JSON object (a %(type)s)"),
+        "no_tool_call_id": gettext_noop("missing tool_call_id"),
+        "empty_tool_call_id": gettext_noop("empty tool_call_id"),
+        "tool_call_id_type": gettext_noop("tool_call_id is not a string"),
+        "line_too_long": gettext_noop("line too long (%(length)s bytes, limit %(limit)s)"),
+        "incomplete_last_line": gettext_noop(
+            "incomplete last line (no newline): corrupt, unless the agent is still writing it"
+        ),
+        # a path a memory folder names that would leave it (paths.py: UnsafePath)
+        "path_empty": gettext_noop("empty path"),
+        "path_nul": gettext_noop("path contains a NUL byte: %(path)r"),
+        "path_backslash": gettext_noop("path contains a backslash: %(path)r"),
+        "path_absolute": gettext_noop("absolute path refused: %(path)r"),
+        "path_dotdot": gettext_noop("path contains '..': %(path)r"),
+        "path_leaves": gettext_noop("path leaves the folder through a link: %(path)r"),
+        # a file memviz will not open (paths.py)
+        "is_link": gettext_noop(
+            "%(name)s is a symbolic link: memviz does not follow links inside memory folders"
+        ),
+        "folder_link": gettext_noop(
+            "%(name)s: a folder on the way is a link: memviz does not follow links inside memory "
+            "folders"
+        ),
+        "not_regular": gettext_noop("%(name)s is not a regular file"),
+        "too_large": gettext_noop("%(name)s is larger than %(limit)s bytes"),
+        "unreadable": gettext_noop("%(name)s could not be read (%(error)s)"),
+        # state.json and sessions-registry.json (state.py)
+        "no_file": gettext_noop("no %(name)s"),
+        "file_missing": gettext_noop("%(name)s is missing"),
+        "json_bom": gettext_noop("%(name)s starts with a BOM (the plugin treats it as corrupt)"),
+        "json_invalid": gettext_noop("%(name)s is not valid JSON: %(error)s"),
+        "json_unparsable": gettext_noop("%(name)s cannot be parsed (%(error)s)"),
+        "json_not_object": gettext_noop("%(name)s is not a JSON object"),
+        "json_too_deep": gettext_noop("%(name)s is nested more than %(limit)s levels deep"),
+        "registry_skipped": gettext_noop("entries that are not objects were skipped: %(keys)s"),
+    },
+)
 
-
-TEXTS: dict[str, str] = {
-    # a line of an offload JSONL (jsonl.py)
-    "unreadable_line": gettext_noop("unreadable line (%(error)s)"),
-    "invalid_json": gettext_noop("invalid JSON: %(error)s"),
-    "too_deep": gettext_noop("nested more than %(limit)s levels deep"),
-    "not_object": gettext_noop("not a JSON object (a %(type)s)"),
-    "no_tool_call_id": gettext_noop("missing tool_call_id"),
-    "empty_tool_call_id": gettext_noop("empty tool_call_id"),
-    "tool_call_id_type": gettext_noop("tool_call_id is not a string"),
-    "line_too_long": gettext_noop("line too long (%(length)s bytes, limit %(limit)s)"),
-    "incomplete_last_line": gettext_noop(
-        "incomplete last line (no newline): corrupt, unless the agent is still writing it"
-    ),
-    # a path a memory folder names that would leave it (paths.py: UnsafePath)
-    "path_empty": gettext_noop("empty path"),
-    "path_nul": gettext_noop("path contains a NUL byte: %(path)r"),
-    "path_backslash": gettext_noop("path contains a backslash: %(path)r"),
-    "path_absolute": gettext_noop("absolute path refused: %(path)r"),
-    "path_dotdot": gettext_noop("path contains '..': %(path)r"),
-    "path_leaves": gettext_noop("path leaves the folder through a link: %(path)r"),
-    # a file memviz will not open (paths.py)
-    "is_link": gettext_noop(
-        "%(name)s is a symbolic link: memviz does not follow links inside memory folders"
-    ),
-    "folder_link": gettext_noop(
-        "%(name)s: a folder on the way is a link: memviz does not follow links inside memory "
-        "folders"
-    ),
-    "not_regular": gettext_noop("%(name)s is not a regular file"),
-    "too_large": gettext_noop("%(name)s is larger than %(limit)s bytes"),
-    "unreadable": gettext_noop("%(name)s could not be read (%(error)s)"),
-    # state.json and sessions-registry.json (state.py)
-    "no_file": gettext_noop("no %(name)s"),
-    "file_missing": gettext_noop("%(name)s is missing"),
-    "json_bom": gettext_noop("%(name)s starts with a BOM (the plugin treats it as corrupt)"),
-    "json_invalid": gettext_noop("%(name)s is not valid JSON: %(error)s"),
-    "json_unparsable": gettext_noop("%(name)s cannot be parsed (%(error)s)"),
-    "json_not_object": gettext_noop("%(name)s is not a JSON object"),
-    "json_too_deep": gettext_noop("%(name)s is nested more than %(limit)s levels deep"),
-    "registry_skipped": gettext_noop("entries that are not objects were skipped: %(keys)s"),
-}
-
-
-def words(code: str, values: Mapping[str, object] | None = None, /, **named: object) -> str:
-    """The English sentence of `code` with its values (given as a mapping or by name)."""
-    if code not in TEXTS:
-        raise KeyError(f"no wording {code!r} in agentfs/wording.py")
-    return TEXTS[code] % {**(values or {}), **named}
+words = TEXTS.words  # the English sentence of a code with its values (a mapping, or by name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +80,12 @@ class Refusal:
         return self.reason
 
     def as_json(self) -> dict[str, Any]:
-        return {"code": self.code, "values": self.values, "where": self.where, "reason": self.reason}
+        return {
+            "code": self.code,
+            "values": self.values,
+            "where": self.where,
+            "reason": self.reason,
+        }
 
 
 def refusal_of(error: OSError, name: str, where: str = "") -> Refusal:

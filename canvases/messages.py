@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.utils.functional import Promise
-from django.utils.translation import gettext, pgettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext
 
 from canvases.mermaid import wording
 from canvases.page_types import ProblemItem
+from memviz.said import said
 
 TEXTS: dict[str, Promise] = {
     # the canvas file and its index
@@ -188,8 +189,11 @@ class Said:
         # Both tables' words are %-formatted always, with or without values (a literal percent
         # sign is written %%), as wording.py formats the engine's.
         words = TEXTS.get(self.code)
-        text = gettext(wording.TEXTS[self.code]) if words is None else str(words)
-        return text % self.values
+        return (
+            said(wording.TEXTS, self.code, self.values)
+            if words is None
+            else str(words) % self.values
+        )
 
     def __repr__(self) -> str:
         return f"Said({self.code!r}, {self.values!r})"
@@ -212,11 +216,15 @@ def reason_text(reason: wording.Words | None) -> str:
 
 
 def problem_text(problem: Mapping[str, Any]) -> str:
-    """A parse problem as the index keeps it, in the reader's language (one indexed before
-    problems had codes keeps its English message)."""
-    code = problem.get("code")
-    if code in wording.TEXTS:
-        return str(Said.engine(wording.Words(code, **(problem.get("values") or {}))))
+    """A parse problem, found now or kept by the index, in the reader's language (a cause inside
+    it translated too); one indexed before problems had codes keeps its English message, as one
+    whose values no longer fit its words."""
+    code, values = str(problem.get("code", "")), problem.get("values") or {}
+    if code in wording.TEXTS and isinstance(values, Mapping):
+        try:
+            return str(Said.engine(wording.Words(code, **values)))
+        except (KeyError, TypeError, ValueError):
+            pass
     return str(problem.get("message", ""))
 
 

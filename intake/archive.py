@@ -22,30 +22,31 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
+from canvases.mermaid.code_words import CodeWords, gettext_noop
+
 CHUNK = 1 << 20
 DEFAULT_MAX_FILES = 100_000
 _CENTRAL = struct.Struct("<4s4B4HL2L5H2L")  # zipfile's structCentralDir: 46 bytes
 
-
-def gettext_noop(text: str) -> str:
-    return text  # marks the words for `make messages`; the upload view translates them
-
-
-# Why an archive is refused: one code each, the English words here and only here.
-TEXTS: dict[str, str] = {
-    "member_name": gettext_noop("refused member name %(name)r"),
-    "member_escapes": gettext_noop("member %(name)r would escape the upload folder"),
-    "too_large": gettext_noop("archive unpacks to more than the size limit"),
-    "not_archive": gettext_noop("not a .zip or .tar.gz archive"),
-    "unreadable": gettext_noop("unreadable archive: %(error)s"),
-    "no_zip_directory": gettext_noop("unreadable archive: no zip directory"),
-    "bad_zip_directory": gettext_noop("unreadable archive: bad zip directory"),
-    "too_many_files": gettext_noop("archive holds more than %(limit)s files"),
-    "link": gettext_noop("links are refused: %(name)r"),
-    "special_file": gettext_noop("special files are refused: %(name)r"),
-    "unreadable_member": gettext_noop("unreadable member %(name)r"),
-    "not_stored": gettext_noop("the upload could not be stored (%(error)s)"),
-}
+# Why an archive is refused: one code each, the English words here and only here (the upload
+# view translates them).
+TEXTS = CodeWords(
+    "intake/archive.py",
+    {
+        "member_name": gettext_noop("refused member name %(name)r"),
+        "member_escapes": gettext_noop("member %(name)r would escape the upload folder"),
+        "too_large": gettext_noop("archive unpacks to more than the size limit"),
+        "not_archive": gettext_noop("not a .zip or .tar.gz archive"),
+        "unreadable": gettext_noop("unreadable archive: %(error)s"),
+        "no_zip_directory": gettext_noop("unreadable archive: no zip directory"),
+        "bad_zip_directory": gettext_noop("unreadable archive: bad zip directory"),
+        "too_many_files": gettext_noop("archive holds more than %(limit)s files"),
+        "link": gettext_noop("links are refused: %(name)r"),
+        "special_file": gettext_noop("special files are refused: %(name)r"),
+        "unreadable_member": gettext_noop("unreadable member %(name)r"),
+        "not_stored": gettext_noop("the upload could not be stored (%(error)s)"),
+    },
+)
 
 
 class ArchiveError(ValueError):
@@ -53,7 +54,7 @@ class ArchiveError(ValueError):
     code (``TEXTS``); the upload page says them in the reader's language."""
 
     def __init__(self, code: str, **values: object) -> None:
-        super().__init__(TEXTS[code] % values)
+        super().__init__(TEXTS.words(code, values))
         self.code, self.values = code, values
 
 

@@ -20,6 +20,7 @@ from intake.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
 from memviz.responders import HtmxHttpRequest, Outcome, respond
+from memviz.said import said
 from sessions import home_selectors
 from sessions.access import signed_in_to_write
 from sessions.models import IngestJob
@@ -74,7 +75,7 @@ def upload_view(request: HtmxHttpRequest) -> HttpResponse:
         try:
             root = upload_store(upload.chunks(), upload.name or "upload", owner=request.user)
         except ArchiveError as exc:
-            reason = _(ARCHIVE_TEXTS[exc.code]) % exc.values
+            reason = said(ARCHIVE_TEXTS, exc.code, exc.values)
             error = scrub_paths(_("upload refused: %(reason)s") % {"reason": reason})
         else:
             return _job_response(request, ingest_start(root))

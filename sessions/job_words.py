@@ -10,21 +10,28 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
-from django.utils.translation import gettext, gettext_noop, pgettext, pgettext_lazy
+from django.utils.translation import pgettext, pgettext_lazy
 
+from canvases.mermaid.code_words import CodeWords, gettext_noop
 from memviz.public_errors import scrub_paths
+from memviz.said import said_or
 from sessions.models import IngestJob
 
-TEXTS: dict[str, str] = {
-    "done": gettext_noop("every file read"),
-    "queued_again": gettext_noop("queued again"),
-    "worker_died_queued": gettext_noop("interrupted (the worker died); queued again"),
-    "worker_died_failed": gettext_noop(
-        "interrupted %(attempts)s times (the worker died); press retry"
-    ),
-    "stalled": gettext_noop("no progress for %(seconds)s s; stopped, press retry"),
-    "stalled_at": gettext_noop("no progress for %(seconds)s s (at: %(at)s); stopped, press retry"),
-}
+TEXTS = CodeWords(
+    "sessions/job_words.py",
+    {
+        "done": gettext_noop("every file read"),
+        "queued_again": gettext_noop("queued again"),
+        "worker_died_queued": gettext_noop("interrupted (the worker died); queued again"),
+        "worker_died_failed": gettext_noop(
+            "interrupted %(attempts)s times (the worker died); press retry"
+        ),
+        "stalled": gettext_noop("no progress for %(seconds)s s; stopped, press retry"),
+        "stalled_at": gettext_noop(
+            "no progress for %(seconds)s s (at: %(at)s); stopped, press retry"
+        ),
+    },
+)
 
 
 # What a finished job's report counts (intake/ingest_report.py IngestReport.as_dict()).
@@ -57,7 +64,7 @@ class JobSaid(TypedDict):
 
 def job_said(code: str, **values: Any) -> JobSaid:
     """The row's fields that say ``code`` with ``values`` (English in ``message``)."""
-    return {"message": TEXTS[code] % values, "message_code": code, "message_values": values}
+    return {"message": TEXTS.words(code, values), "message_code": code, "message_values": values}
 
 
 def job_note(text: str) -> JobSaid:
@@ -67,12 +74,7 @@ def job_note(text: str) -> JobSaid:
 
 def job_message(job: IngestJob) -> str:
     """What the job says, in the reader's language; a note reads as it is, paths scrubbed."""
-    if job.message_code in TEXTS:
-        try:
-            return scrub_paths(gettext(TEXTS[job.message_code]) % job.message_values)
-        except (KeyError, TypeError, ValueError):  # values that do not fit the words
-            pass
-    return scrub_paths(job.message)
+    return scrub_paths(said_or(TEXTS, job.message_code, job.message_values, job.message))
 
 
 def status_words(status: str) -> str:

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from django.utils.translation import gettext, pgettext
+from django.utils.translation import pgettext
 
 from agentfs import wording
 from agentfs.paths import LinkRefused, UnsafePath
+from memviz.said import said, said_or
 from sessions.page_types import LineProblemItem, RefusedItem
 
 
@@ -29,18 +30,12 @@ def kind_word(kind: str) -> str:
     return kind
 
 
-def reader_words(code: str, values: Mapping[str, object]) -> str:
-    """The words of a code of `agentfs/wording.py` in the reader's language."""
-    return gettext(wording.TEXTS[code]) % dict(values)
-
-
 def refusal_words(refused: LinkRefused | UnsafePath | OSError | ValueError) -> str:
     """Why a path or a file was refused, in the reader's language (a refusal without a code of
     the folder reader's, e.g. a free sentence, reads as it is)."""
-    code = getattr(refused, "code", "")
-    if code in wording.TEXTS:
-        return reader_words(code, getattr(refused, "values", {}))
-    return str(refused)
+    return said_or(
+        wording.TEXTS, getattr(refused, "code", ""), getattr(refused, "values", {}), str(refused)
+    )
 
 
 class RefusedWords:
@@ -61,10 +56,9 @@ class RefusedWords:
 
 def line_problem_item(problem: Mapping[str, Any]) -> LineProblemItem:
     code = str(problem.get("code", ""))
-    if code in wording.TEXTS:
-        reason = reader_words(code, problem.get("values") or {})
-    else:
-        reason = str(problem.get("reason", ""))
+    reason = said_or(
+        wording.TEXTS, code, problem.get("values") or {}, str(problem.get("reason", ""))
+    )
     return {
         "line_no": int(problem["line_no"]),
         "offset": int(problem.get("offset", 0)),
@@ -81,11 +75,9 @@ def refused_item(stored: object) -> RefusedItem:
     if not isinstance(stored, dict):
         return {"code": "", "text": str(stored)}
     code = str(stored.get("code", ""))
-    if code not in wording.TEXTS:
-        return {"code": "", "text": str(stored.get("reason", ""))}
     try:
-        said = reader_words(code, stored.get("values") or {})
-    except (KeyError, TypeError, ValueError):  # values that do not fit the words
+        words = said(wording.TEXTS, code, stored.get("values") or {})
+    except (KeyError, TypeError, ValueError):  # no such code, or values that no longer fit
         return {"code": "", "text": str(stored.get("reason", ""))}
     where = str(stored.get("where") or "")
-    return {"code": code, "text": f"{where}: {said}" if where else said}
+    return {"code": code, "text": f"{where}: {words}" if where else words}
