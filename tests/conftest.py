@@ -60,6 +60,25 @@ def fixtures_root(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture
+def job_out_of_attempts(fixtures_root: Path, settings, db):
+    """An ingest job a dead worker left running: silent for longer than the stall limit, on
+    another host, its attempts used up (recovery fails it; retry queues it again)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from sessions.models import IngestJob
+
+    return IngestJob.objects.create(
+        path=str(fixtures_root / "fixture-a-upstream"),
+        status=IngestJob.RUNNING,
+        heartbeat_at=timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS + 5),
+        worker="another-host:4242",
+        attempts=settings.MEMVIZ_JOB_MAX_ATTEMPTS,
+    )
+
+
 def fixture_canvases() -> dict[str, Path]:
     """`<root>/<file>` → path of every example canvas: the carried roots, then any canvas of
     ../shared/fixtures whose text they do not already hold (keyed `shared:<root>/<file>`)."""

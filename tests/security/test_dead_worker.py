@@ -131,16 +131,9 @@ def test_a_job_killed_mid_ingest_is_redone_and_queued_uploads_run(
 
 @pytest.mark.django_db
 def test_a_silent_job_is_failed_after_its_attempts_and_can_be_retried(
-    fixtures_root: Path, django_user_model, settings, django_capture_on_commit_callbacks
+    job_out_of_attempts: IngestJob, django_user_model, settings, django_capture_on_commit_callbacks
 ) -> None:
-    long_ago = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS + 5)
-    stuck = IngestJob.objects.create(
-        path=str(fixtures_root / "fixture-a-upstream"),
-        status=IngestJob.RUNNING,
-        heartbeat_at=long_ago,
-        worker="another-host:4242",
-        attempts=settings.MEMVIZ_JOB_MAX_ATTEMPTS,
-    )
+    stuck = job_out_of_attempts
     client = Client()
     shown = client.get(f"/jobs/{stuck.pk}/?format=json").json()["job"]
     assert shown["stale"] is True

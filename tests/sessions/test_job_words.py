@@ -6,7 +6,6 @@ and reads as it is."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -37,16 +36,9 @@ def test_every_job_word_reads_in_both_languages_with_its_values() -> None:
 
 @pytest.mark.django_db
 def test_a_job_failed_after_its_attempts_says_so_in_chinese_and_keeps_english(
-    fixtures_root: Path, settings, django_user_model
+    job_out_of_attempts: IngestJob, settings, django_user_model
 ) -> None:
-    long_ago = timezone.now() - timedelta(seconds=settings.MEMVIZ_JOB_STALE_SECONDS + 5)
-    stuck = IngestJob.objects.create(
-        path=str(fixtures_root / "fixture-a-upstream"),
-        status=IngestJob.RUNNING,
-        heartbeat_at=long_ago,
-        worker="another-host:4242",
-        attempts=settings.MEMVIZ_JOB_MAX_ATTEMPTS,
-    )
+    stuck = job_out_of_attempts
     jobs_recover()
     stuck.refresh_from_db()
     attempts = settings.MEMVIZ_JOB_MAX_ATTEMPTS
