@@ -68,6 +68,12 @@ def check_relative(relative: str) -> PurePosixPath:
     return pure
 
 
+def _within(root: Path, resolved: Path, relative: str) -> Path:
+    if resolved != root and not resolved.is_relative_to(root):
+        raise UnsafePath("path_leaves", path=relative)
+    return resolved
+
+
 def confine(base: Path, relative: str) -> Path:
     """Resolve `relative` under `base`, refusing anything that escapes it, links included.
 
@@ -75,20 +81,19 @@ def confine(base: Path, relative: str) -> Path:
     """
     pure = check_relative(relative)
     root = Path(base).resolve()
-    candidate = (root / pure).resolve()
-    if candidate != root and not candidate.is_relative_to(root):
-        raise UnsafePath("path_leaves", path=relative)
-    return candidate
+    return _within(root, (root / pure).resolve(), relative)
 
 
 def confine_file(base: Path, relative: str) -> Path:
     """Like `confine`, but the file's own name is not resolved: a file swapped for a link
     stays the link, which every opener refuses, so nothing is written through it into another
     file of the folder (a canvas or state.json linked to an offload file would have been
-    written there). Its folders are resolved and confined as by `confine`."""
-    confine(base, relative)  # a name, or a link on the way or at the end, that leaves: refused
+    written there). Its folders are resolved and confined as by `confine`, and a link at the
+    end that leaves the folder is refused here already."""
     pure = check_relative(relative)
-    folder = confine(base, str(pure.parent)) if pure.parent.parts else Path(base).resolve()
+    root = Path(base).resolve()
+    folder = _within(root, (root / pure.parent).resolve(), relative)
+    _within(root, (folder / pure.name).resolve(), relative)
     return folder / pure.name
 
 

@@ -75,3 +75,20 @@ def test_confine_file_keeps_a_linked_file_as_the_link(tmp_path: Path) -> None:
     with pytest.raises(UnsafePath):
         confine_file(tmp_path, "mmds/002-out.mmd")
     assert confine_file(tmp_path, "state.json") == tmp_path.resolve() / "state.json"
+
+
+def test_confine_file_refuses_a_folder_on_the_way_that_leaves(tmp_path: Path) -> None:
+    """The folders of the path are resolved and confined: a folder linked out of the agent
+    folder is refused before any file under it is named."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "mmds").symlink_to(outside)
+    with pytest.raises(UnsafePath) as refused:
+        confine_file(agent, "mmds/001-a.mmd")
+    assert refused.value.code == "path_leaves"
+    (agent / "mmds").unlink()
+    (agent / "real").mkdir()
+    (agent / "mmds").symlink_to("real")
+    assert confine_file(agent, "mmds/001-a.mmd") == agent.resolve() / "real" / "001-a.mmd"
