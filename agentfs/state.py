@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentfs import json_text
 from agentfs.jsonl import MAX_NESTING, nesting_exceeds
-from agentfs.paths import UnsafePath, confine, is_link, open_regular
+from agentfs.paths import UnsafePath, confine_file, is_link, open_regular
 from agentfs.wording import Refusal, refusal_of
 
 __all__ = [
@@ -132,9 +134,9 @@ def read_registry(
         target = offload_file or (f"offload-{session_id}.jsonl" if session_id else None)
         exists = False
         if target:
-            try:
-                exists = confine(agent_dir, target).is_file()
-            except UnsafePath:
+            try:  # a link is no session file: the reader refuses it
+                exists = stat.S_ISREG(os.lstat(confine_file(agent_dir, target)).st_mode)
+            except (UnsafePath, OSError):
                 exists = False
         entries.append(
             RegistryEntry(

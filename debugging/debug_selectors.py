@@ -20,7 +20,7 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from agentfs.paths import UnsafePath, check_relative, confine
+from agentfs.paths import UnsafePath, check_relative, confine_file
 from agentfs.row_fields import WAIT_SQL, aliases_of_all
 from canvases.mermaid import parse
 from canvases.models import Revision
@@ -199,22 +199,23 @@ def _scanner(agent: Agent) -> Callable[[str], diag.RefFacts | None]:
     """Reads refs confined to the agent folder; `refs/<file>` names take a fast path."""
     base = Path(agent.path)
     try:
-        refs_dir = confine(base, "refs")
+        refs_dir = confine_file(base, "refs")  # a linked refs/ stays the link: reads refuse it
     except UnsafePath:
         refs_dir = None
 
     def scan(name: str) -> diag.RefFacts | None:
         head, _, leaf = name.partition("/")
         if refs_dir is not None and head == "refs" and leaf and "/" not in leaf and leaf not in {".", ".."}:
-            # refs/ itself resolved inside the folder; a plain file in it cannot lead out.
+            # refs/ confined to the folder; a plain file in it cannot lead out (and when refs/
+            # is a link, the reader refuses every file under it).
             path = refs_dir / leaf
             try:
                 if stat.S_ISREG(os.lstat(path).st_mode):
                     return scan_ref(path)
             except OSError:
                 return None
-        try:
-            return scan_ref(confine(base, name))
+        try:  # a link stays the link, which the reader refuses (as the ref page does)
+            return scan_ref(confine_file(base, name))
         except UnsafePath:
             return None
 

@@ -90,6 +90,18 @@ def test_registry_in_snake_case_and_with_hostile_file_names(tmp_path: Path) -> N
     assert error is not None and "k3" in error.reason
 
 
+def test_a_registry_entry_whose_file_is_a_link_has_no_file(tmp_path: Path) -> None:
+    """The reader refuses a session file that is a link (even to another file of the folder),
+    so the registry does not claim the session's file exists."""
+    (tmp_path / "offload-s1.jsonl").write_text("")
+    (tmp_path / "offload-s2.jsonl").symlink_to("offload-s1.jsonl")
+    (tmp_path / "sessions-registry.json").write_text(
+        json.dumps({"k1": {"sessionId": "s1"}, "k2": {"sessionId": "s2"}})
+    )
+    entries, _ = read_registry(tmp_path / "sessions-registry.json", tmp_path)
+    assert [(e.session_id, e.exists) for e in entries] == [("s1", True), ("s2", False)]
+
+
 def test_corrupt_or_absent_registry(tmp_path: Path) -> None:
     assert read_registry(None, tmp_path) == ([], None)
     assert read_registry(tmp_path / "sessions-registry.json", tmp_path) == ([], None)
