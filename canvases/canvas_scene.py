@@ -17,6 +17,7 @@ from canvases.mermaid.parser import parse_drawn
 from canvases.mermaid.render import STATUS_CLASS_PREFIX, status_key
 from canvases.scene_labels import rich_lines
 from canvases.scene_shapes import drawn_shape
+from canvases.scene_types import Scene, SceneEdge, SceneGroup, SceneNode
 
 # Up to this many nodes a canvas opens fully expanded; a larger one as an overview of its
 # top-level groups (canvases/selectors.py default_collapsed, static/js/canvas.js).
@@ -118,7 +119,7 @@ def _inline_style(ids: str, class_defs: dict, classes: dict, styles: dict, *, no
     return ";".join(c for c in css if c)
 
 
-def _time_range(nodes: list[dict]) -> str:
+def _time_range(nodes: list[SceneNode]) -> str:
     stamps = sorted(t for n in nodes if (t := n.get("ts")))
     if not stamps:
         return ""
@@ -130,15 +131,15 @@ def _time_range(nodes: list[dict]) -> str:
     return f"{day} {span}".strip()
 
 
-def auto_groups(nodes: list[dict], groups: list[dict]) -> list[dict]:
+def auto_groups(nodes: list[SceneNode], groups: list[SceneGroup]) -> list[SceneGroup]:
     """Consecutive runs of the loose nodes of any crowded block, as groups of their own.
 
     Sets each chunked node's ``group`` to its new group; returns the new groups.
     """
-    loose: dict[str | None, list[dict]] = {}
+    loose: dict[str | None, list[SceneNode]] = {}
     for node in nodes:
         loose.setdefault(node.get("group"), []).append(node)
-    made = []
+    made: list[SceneGroup] = []
     for parent, members in loose.items():
         if len(members) <= AUTO_GROUP_OVER:
             continue
@@ -213,7 +214,7 @@ def _directions(doc: Canvas) -> dict[str, str]:
     return found
 
 
-def scene_of(doc: Canvas) -> dict[str, Any]:
+def scene_of(doc: Canvas) -> Scene:
     class_defs, classes, styles, link_styles = _styles(doc)
     kept, shown_as, names = safe_groups(doc)
 
@@ -221,13 +222,13 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         target = shown_as.get(sub_id) if sub_id is not None else None
         return names.get(target, target) if target is not None else None
 
-    nodes = []
+    nodes: list[SceneNode] = []
     for node in doc.nodes.values():
         css = _inline_style(node.id, class_defs, classes, styles, node=True)
         fields = node.fields
         key = status_key(fields.status)
         lines, rich = rich_lines(node.label_raw, node.id)
-        item: dict[str, Any] = {"id": node.id, "lines": lines}
+        item: SceneNode = {"id": node.id, "lines": lines}
         if rich is not None:
             item["rich"] = rich
         # only what differs from the usual is written: a 1000-node scene is sent on every edit
@@ -245,12 +246,12 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         if (group := drawn(node.subgraph)) is not None:
             item["group"] = group
         nodes.append(item)
-    groups: list[dict[str, Any]] = []
+    groups: list[SceneGroup] = []
     directions = _directions(doc)
     for sub, parent in kept:
         css = _inline_style(sub.id, class_defs, classes, styles, node=False)
         group_id = names.get(sub.id, sub.id)
-        entry: dict[str, Any] = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
+        entry: SceneGroup = {"id": group_id, "title": sub.title, "parent": drawn(parent), "css": css}
         if sub.title_raw:  # markdown strings and <b>/<i> in a title, as in a node label
             title_lines, title_rich = rich_lines(sub.title_raw, sub.title)
             entry["title"] = " ".join(line for line in title_lines if line)
@@ -262,25 +263,23 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
             entry["dir"] = directions[sub.id]
         groups.append(entry)
     groups += auto_groups(nodes, groups)
-    edges = []
+    edges: list[SceneEdge] = []
     for index, edge in enumerate(doc.edges):
         kind = edge.kind
         if kind == "bidirectional" and edge.arrow[:1] in BOTH_ENDS:  # o--o, x--x
             kind = BOTH_ENDS[edge.arrow[0]]
-        item = {"s": edge.source, "t": edge.target, "kind": kind}
+        line: SceneEdge = {"s": edge.source, "t": edge.target, "kind": kind}
         if edge.label:
             # mermaid breaks an edge label at <br/> too; the lines travel joined by \n
             label_lines, label_rich = rich_lines(edge.label, "")
-            item["label"] = "\n".join(label_lines).strip()
+            line["label"] = "\n".join(label_lines).strip()
             if label_rich is not None:  # bold/italic, as in a node label
-                item["rich"] = label_rich
+                line["rich"] = label_rich
         css = ";".join(c for c in (link_styles.get("default"), link_styles.get(index)) if c)
         if css:
-            item["css"] = css
-        edges.append(item)
-    accessible = {"accTitle": doc.acc_title, "accDescr": doc.acc_descr}
-    return {
-        **{key: value for key, value in accessible.items() if value},
+            line["css"] = css
+        edges.append(line)
+    drawn_scene: Scene = {
         # opens fully expanded and fitted whole (a larger one: as an overview, canvas.js)
         "small": len(doc.nodes) <= OVERVIEW_NODES,
         "direction": (doc.direction or "TD").upper(),
@@ -288,9 +287,14 @@ def scene_of(doc: Canvas) -> dict[str, Any]:
         "edges": edges,
         "groups": groups,
     }
+    if doc.acc_title:
+        drawn_scene["accTitle"] = doc.acc_title
+    if doc.acc_descr:
+        drawn_scene["accDescr"] = doc.acc_descr
+    return drawn_scene
 
 
-def canvas_scene(text: str, doc: Canvas | None = None) -> dict[str, Any]:
+def canvas_scene(text: str, doc: Canvas | None = None) -> Scene:
     """The scene of a canvas text: what ``render_body(text)`` gives mermaid.js, read directly.
 
     The same reading of the text (a one-line literal-``\\n`` file is drawn from its repair) and

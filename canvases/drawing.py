@@ -17,24 +17,25 @@ from canvases.mermaid import render_body
 from canvases.mermaid.mermaid_source import mermaid_view
 from canvases.messages import problem_text, severity_word
 from canvases.page_types import MarkedLine, Picture
+from canvases.scene_types import Scene
 
 # An author's own colour on a node (it wins over memviz's status colours).
 AUTHOR_PAINT = re.compile(r"(?:^|;)(?:fill|stroke):")
 
 
-def scene(text: str) -> dict[str, Any]:
+def scene(text: str) -> Scene:
     """The scene of a canvas (or revision) text: nodes, edges and groups for the renderer."""
     return _scene(text or "")
 
 
 @lru_cache(maxsize=8)
-def _scene(text: str) -> dict[str, Any]:
+def _scene(text: str) -> Scene:
     # The page's selector parsed this text already (parsed() keeps it); an edit's answer and a
     # revision page ask for the same text twice.
     return canvas_scene(text, parsed(text))
 
 
-def author_coloured(drawn: dict[str, Any]) -> int:
+def author_coloured(drawn: Scene) -> int:
     """How many nodes of a scene the author coloured."""
     return sum(1 for n in drawn["nodes"] if AUTHOR_PAINT.search(n.get("css", "")))
 

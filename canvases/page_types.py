@@ -7,6 +7,7 @@ shows; mypy checks every key a view or selector reads or writes)."""
 from datetime import datetime
 from typing import Any, NotRequired, TypedDict
 
+from canvases.scene_types import Scene
 from sessions.page_types import BadgeLink
 
 
@@ -139,7 +140,7 @@ class CanvasPage(TypedDict):
     has_errors: bool
     escaped_oneliner: bool
     raw: str
-    scene: dict[str, Any]  # what memviz's renderer draws (canvases/drawing.py)
+    scene: Scene  # what memviz's renderer draws (canvases/drawing.py)
     author_coloured: int
     editor: EditorState
     marked_lines: NotRequired[list[MarkedLine]]  # a broken text only
@@ -189,7 +190,7 @@ class Picture(TypedDict):
     marks: str  # "before": its removed and changed nodes are marked; "after": added and changed
     text: str
     render: str  # the render-ready text ("" for an empty text)
-    scene: dict[str, Any]
+    scene: Scene
     mermaid: dict[str, str]
 
 

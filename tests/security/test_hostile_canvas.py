@@ -7,15 +7,16 @@ from __future__ import annotations
 import time
 
 from canvases.canvas_scene import MAX_GROUP_DEPTH, canvas_scene
+from canvases.scene_types import Scene
 
 
-def _tree_checks(scene: dict) -> dict[str, str | None]:
+def _tree_checks(scene: Scene) -> dict[str, str | None]:
     """Ids unique across nodes and groups; every parent known and earlier (no cycle)."""
     node_ids = [n["id"] for n in scene["nodes"]]
     group_ids = [g["id"] for g in scene["groups"]]
     assert len(set(node_ids + group_ids)) == len(node_ids) + len(group_ids)
     seen: set[str] = set()
-    parents = {}
+    parents: dict[str, str | None] = {}
     for group in scene["groups"]:
         assert group["parent"] is None or group["parent"] in seen, group
         seen.add(group["id"])
@@ -67,6 +68,7 @@ def test_deep_nesting_is_flattened_below_a_depth_and_costs_linear_time() -> None
     parents = _tree_checks(scene)
     assert len([g for g in scene["groups"] if not g.get("auto")]) == MAX_GROUP_DEPTH
     deepest = {n["id"]: n.get("group") for n in scene["nodes"]}["n2999"]
+    assert deepest is not None
     # drawn inside the deepest kept group (in one of the runs a crowded group is shown as)
     assert parents[deepest] == f"g{MAX_GROUP_DEPTH - 1}"
     assert _depth(parents, deepest) == MAX_GROUP_DEPTH + 1
