@@ -3,9 +3,10 @@ canvases' branches and reverted drops, from canvases) and the session page (its 
 from debugging). Each is built whole here, typed, and is also the page's JSON answer."""
 
 # No `from __future__ import annotations`: TypedDict keys are read at run time (tests).
-from typing import Any, NotRequired
+from typing import NotRequired
 
 from canvases import lineage, reverts
+from canvases.page_types import BranchRoot, RevertedDrop
 from debugging.debug_selectors import session_badges
 from sessions import selectors
 from sessions.models import Agent, AgentSession
@@ -13,8 +14,8 @@ from sessions.page_types import AgentDetail, Badge, SessionTimeline, UnplacedPag
 
 
 class AgentPage(AgentDetail, UnplacedPage):
-    reverted: list[dict[str, Any]]  # drops the agent re-marked (canvases/reverts.py)
-    branches: list[dict[str, Any]]  # the agent's canvases as branch trees
+    reverted: list[RevertedDrop]  # drops the agent re-marked (canvases/reverts.py)
+    branches: list[BranchRoot]  # the agent's canvases as branch trees
 
 
 class SessionPage(SessionTimeline):

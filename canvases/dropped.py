@@ -24,6 +24,7 @@ from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.messages import Said
 from canvases.models import Revision
+from canvases.page_types import DroppedEdit, LostField
 from canvases.refused import EditRefused
 from sessions.models import Canvas
 
@@ -87,7 +88,7 @@ def _show(key: Key, value: object) -> str:
     return str(_("(none)")) if value in (None, "") else f"“{value}”"
 
 
-def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
+def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[DroppedEdit]:
     """Per human edit whose fields a rewrite dropped: what was written and what is there now."""
     agents = list(
         canvas.revisions.filter(author=AGENT_AUTHOR)
@@ -99,7 +100,7 @@ def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
         return []
     now = fields(canvas.text)
     superseded: set[Key] = set()
-    out: list[dict[str, Any]] = []
+    out: list[DroppedEdit] = []
     humans = (
         canvas.revisions.exclude(author=AGENT_AUTHOR)
         .exclude(op="resume")
@@ -117,13 +118,13 @@ def dropped_edits(canvas: Canvas, *, limit: int = 30) -> list[dict[str, Any]]:
             for number, at, text in agents
             if number > revision.number and at - revision.created_at <= MAP_BUILDER_WINDOW
         ]
-        lost: list[tuple[Key, dict[str, str]]] = []
+        lost: list[tuple[Key, LostField]] = []
         for key, value in sorted(fresh.items(), key=lambda kv: describe(kv[0])):
             if _get(now, key) == value:
                 continue
             if key[-1] not in ALWAYS_OURS and not any(_get(w, key) != value for w in window):
                 continue  # changed later than any stale reply could: the agent's own progress
-            entry = {"field": describe(key), "was": _show(key, value), "now": _show(key, _get(now, key))}
+            entry: LostField = {"field": describe(key), "was": _show(key, value), "now": _show(key, _get(now, key))}
             lost.append((key, entry))
         gone = {k[1] for k, _ in lost if k[-1] == "present" and not fresh[k]}
         lost = [(k, d) for k, d in lost if k[-1] == "present" or not gone & set(k[1:3])]

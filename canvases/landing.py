@@ -11,7 +11,6 @@ back (`add_edge`), adopt the rows to a node of the canvas (`adopt`).
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Any
 
 from django.db.models import Count
 
@@ -19,6 +18,7 @@ from canvases.indexing import parsed
 from canvases.liveness import AGENT_AUTHOR
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import EditError, EditResult, agent_view
+from canvases.page_types import LandedProblem
 from sessions.models import Canvas, CanvasNode, Row
 
 
@@ -60,7 +60,7 @@ def dedupe(text: str, node_id: str, keep: int) -> EditResult:
     return EditResult(text="\n".join(kept), removed=[])
 
 
-def landed(canvas: Canvas) -> list[dict[str, Any]]:
+def landed(canvas: Canvas) -> list[LandedProblem]:
     """The problems the agent's last write left on `canvas` (empty when none)."""
     revision = (
         canvas.revisions.filter(author=AGENT_AUTHOR)
@@ -73,7 +73,7 @@ def landed(canvas: Canvas) -> list[dict[str, Any]]:
         return []
     doc = parsed(canvas.text)
     before = parsed(revision.before_text) if revision.before_text else None
-    out: list[dict[str, Any]] = []
+    out: list[LandedProblem] = []
     changed = _changed_lines(revision.before_text, canvas.text)
     twice = duplicates(doc)
     for node_id, lines in twice.items():
@@ -100,7 +100,7 @@ def _changed_lines(before: str, after: str) -> set[int]:
     return {n for n, line in enumerate(after.split("\n"), 1) if n > len(old) or old[n - 1] != line}
 
 
-def _rows_off_canvas(canvas: Canvas, doc: ParsedCanvas) -> list[dict[str, Any]]:
+def _rows_off_canvas(canvas: Canvas, doc: ParsedCanvas) -> list[LandedProblem]:
     """Rows backfilled to `<this canvas's prefix>-N<k>` ids that are on no canvas."""
     if canvas.number is None:
         return []

@@ -13,6 +13,7 @@ from django.db.models import Q
 from django.utils.dateparse import parse_datetime
 
 from canvases.models import CanvasBranch, Revision
+from canvases.page_types import BranchEntry, BranchRoot
 from sessions.models import Agent, Canvas, Row
 
 
@@ -41,7 +42,7 @@ def lineage_record(canvas: Canvas, revision: Revision, payload: dict[str, Any]) 
     return branch
 
 
-def _entry(branch: CanvasBranch) -> dict[str, Any]:
+def _entry(branch: CanvasBranch) -> BranchEntry:
     return {
         "file": branch.canvas.filename,
         "source_file": branch.source_file,
@@ -58,7 +59,7 @@ def _entry(branch: CanvasBranch) -> dict[str, Any]:
     }
 
 
-def branch_tree(agent: Agent) -> list[dict[str, Any]]:
+def branch_tree(agent: Agent) -> list[BranchRoot]:
     """The agent's branches as trees: each root a canvas that is no branch, its branches below
     (a branch of a branch below that one), oldest first."""
     branches = list(
@@ -70,7 +71,7 @@ def branch_tree(agent: Agent) -> list[dict[str, Any]]:
     if not branches:
         return []
     entries = {b.canvas.filename: _entry(b) for b in branches}
-    roots: dict[str, dict[str, Any]] = {}
+    roots: dict[str, BranchRoot] = {}
     for branch in branches:
         entry = entries[branch.canvas.filename]
         parent = entries.get(branch.source_file)

@@ -18,6 +18,7 @@ from agentfs.row_fields import WAIT, is_wait
 from agentfs.state import read_state
 from canvases import own_writes
 from canvases.messages import Said
+from canvases.page_types import LiveItem
 from sessions.models import Agent, Row
 
 LIVE_WINDOW = timedelta(minutes=2)
@@ -30,7 +31,7 @@ class LiveStatus:
     reasons: list[str]
     last_write_age: float | None
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> LiveItem:
         return {"live": self.live, "reasons": self.reasons, "last_write_age": self.last_write_age}
 
 

@@ -98,15 +98,104 @@ class ResumeState(TypedDict):
     changed_by_agent: bool
 
 
+class LiveItem(TypedDict):
+    """`liveness.LiveStatus.as_json()`: is the agent writing now, and why memviz thinks so."""
+
+    live: bool
+    reasons: list[str]  # in the reader's language
+    last_write_age: float | None  # seconds since its newest write memviz did not make
+
+
+class HistoryStep(TypedDict):
+    """The revision undo or redo would go back to."""
+
+    revision: int
+    op: str
+
+
+class LostField(TypedDict):
+    field: str
+    was: str
+    now: str
+
+
+class DroppedEdit(TypedDict):
+    """A person's edit whose fields an agent rewrite dropped (`dropped.dropped_edits`)."""
+
+    revision: int
+    op: str
+    lost: list[LostField]
+    what: str
+
+
+class RevertedRow(TypedDict):
+    tool_call_id: str
+    summary: str
+    offloaded: str
+
+
+class RevertedDrop(TypedDict):
+    """A drop whose rows the agent marked again (`reverts.reverted`)."""
+
+    revision: int
+    file: str
+    by: str
+    dropped_at: datetime
+    seen_at: datetime
+    nodes: list[str]
+    rows: list[RevertedRow]
+    why: str
+
+
+class LandedProblem(TypedDict):
+    """What the agent's last write left wrong (`landing.landed`), by kind."""
+
+    kind: str  # "duplicate" | "edge_lost" | "rows_off_canvas"
+    node: str | None
+    lines: NotRequired[list[int]]  # duplicate: the lines defining it
+    keep: NotRequired[int]  # duplicate: the definition kept
+    source: NotRequired[str]  # edge_lost
+    target: NotRequired[str]
+    line: NotRequired[int]
+    rows: NotRequired[int]  # rows_off_canvas: how many rows name the node
+    suggest: NotRequired[str | None]  # rows_off_canvas: the node to move them to
+    nodes: NotRequired[list[str]]  # rows_off_canvas: the nodes to choose from
+
+
+class BranchEntry(TypedDict):
+    """A branch of a canvas in the agent page's tree (`lineage.branch_tree`)."""
+
+    file: str
+    source_file: str
+    source_revision: int | None
+    source_present: bool
+    origin: str
+    moment: datetime | None
+    session: str | None
+    replay_row: int | None
+    rows_copied: int
+    by: str
+    at: datetime
+    children: list["BranchEntry"]
+
+
+class BranchRoot(TypedDict):
+    """A canvas that is no branch, with the branches made from it."""
+
+    file: str
+    present: bool
+    children: list[BranchEntry]
+
+
 class EditorState(TypedDict):
     """What the editing UI needs beyond the canvas: live badge, undo/redo, dropped edits."""
 
-    live: dict[str, Any]
-    undo: dict[str, Any] | None
-    redo: dict[str, Any] | None
-    dropped: list[dict[str, Any]]
-    reverted: list[dict[str, Any]]
-    landed: list[dict[str, Any]]  # what the agent's last write left wrong
+    live: LiveItem
+    undo: HistoryStep | None
+    redo: HistoryStep | None
+    dropped: list[DroppedEdit]
+    reverted: list[RevertedDrop]
+    landed: list[LandedProblem]  # what the agent's last write left wrong
     revisions: int
     last_edit: LastEdit | None
     disk: dict[str, bool]

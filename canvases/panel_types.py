@@ -6,7 +6,7 @@ lint panels, and the "too large" page. Each is what its selector builds, the pan
 # (__optional_keys__), which string annotations hide on Python 3.11.
 from typing import Any, TypedDict
 
-from canvases.page_types import NodeBase, ProblemItem, ResumeState
+from canvases.page_types import LiveItem, NodeBase, ProblemItem, ResumeState
 from sessions.page_types import RowItem
 
 
@@ -57,7 +57,7 @@ class ResumePreview(TypedDict):
     budget_percent: int
     node_shares: list[ShareItem]  # the largest first, at most selectors.PREVIEW_SHARES
     active: bool
-    live: dict[str, Any]  # liveness.Liveness.as_json()
+    live: LiveItem  # liveness.LiveStatus.as_json()
     resume: ResumeState | None
 
 

@@ -11,13 +11,14 @@ pages list them (`reverted`) with "drop again".
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import cast
 
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from canvases.liveness import AGENT_AUTHOR
 from canvases.models import Revision
+from canvases.page_types import RevertedDrop, RevertedRow
 from sessions.models import Agent, Row
 
 WHY = _(
@@ -72,9 +73,9 @@ def note(agent: Agent) -> int:
     return total
 
 
-def reverted(agent: Agent, *, canvas_pk: int | None = None) -> list[dict[str, Any]]:
+def reverted(agent: Agent, *, canvas_pk: int | None = None) -> list[RevertedDrop]:
     """Per drop with re-marked rows: who dropped what, which rows came back, when, and why."""
-    out = []
+    out: list[RevertedDrop] = []
     for revision in _drops(agent):
         if canvas_pk is not None and revision.canvas_id != canvas_pk:
             continue
@@ -92,7 +93,7 @@ def reverted(agent: Agent, *, canvas_pk: int | None = None) -> list[dict[str, An
                 "dropped_at": revision.created_at,
                 "seen_at": datetime.fromisoformat(min(back.values())),
                 "nodes": list(revision.remaps.get("mark_deleted") or []),
-                "rows": list(rows),
+                "rows": cast(list[RevertedRow], list(rows)),
                 "why": str(WHY),
             }
         )

@@ -21,10 +21,12 @@ from canvases import branches, lineage, services, write_path
 from canvases.mermaid import parse
 from canvases.mermaid.branch import branch_text, next_free_number
 from canvases.models import CanvasBranch
+from canvases.page_types import BranchRoot
 from canvases.refused import EditConflict
 from intake.ingest import ingest_path
 from sessions.models import Canvas
 from tests.pages import attr, one
+from tests.shapes import shape_problems
 
 _spec = importlib.util.spec_from_file_location(
     "reference", Path(__file__).parents[1] / "conformance" / "reference.py"
@@ -175,6 +177,7 @@ def test_branch_from_revisions_copies_their_rows_and_changes_no_byte_of_the_fold
     assert copied_calls(nested, "007-N2") == N2_ROWS | {N3_ROW, N4_ROW}
     tree = client.get("/a/main/?format=json").json()["branches"]
     assert [c["file"] for c in tree[0]["children"][0]["children"]] == [again.file]
+    assert shape_problems(tree, list[BranchRoot]) == []  # nested branches included
 
 
 @pytest.mark.django_db(transaction=True)

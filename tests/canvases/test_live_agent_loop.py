@@ -17,11 +17,13 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from canvases import history, liveness
+from canvases.page_types import LivePanel, RevertedDrop
 from intake.ingest import ingest_agent_dir, ingest_path
 from sessions.models import Canvas
 from tests.canvases.agent_doubles import Block, FakeAgent, now_stamp
 from tests.debug.memory_factory import canvas, node, write_agent
 from tests.pages import attr, one
+from tests.shapes import shape_problems
 
 pytestmark = pytest.mark.django_db
 FILE = "001-fix-login.mmd"
@@ -193,6 +195,8 @@ def test_each_field_and_edge_is_reported_with_what_was_lost(loop) -> None:
     text = one(page, ".dropped").get_text(" ", strip=True)
     assert "status of 001-N3: you wrote “doing” → now “todo”" in text
     assert len(page.select(".dropped form.reapply")) == 3
+    panel = client.get(URL + "live/?format=json").json()
+    assert len(panel["editor"]["dropped"]) == 3 and shape_problems(panel, LivePanel) == []
 
 
 # ---------------------------------------------------------------------------------------------
@@ -229,6 +233,9 @@ def test_rows_the_agent_re_marks_after_a_drop_are_reported_and_dropped_again(loo
     assert "call_0001" in one(agent_page, ".reverted").get_text()
     listed = client.get("/a/main/?format=json").json()["reverted"]
     assert [r["rows"][0]["tool_call_id"] for r in listed] == ["call_0001"]
+    assert shape_problems(listed, list[RevertedDrop]) == []
+    panel = client.get(URL + "live/?format=json").json()
+    assert panel["editor"]["reverted"] and shape_problems(panel, LivePanel) == []
 
     form = one(box, "form.drop-again")
     fields = {attr(i, "name"): attr(i, "value") for i in form.select("input[type=hidden]")}
@@ -347,6 +354,10 @@ def test_what_a_misplaced_reply_left_is_a_canvas_problem_with_one_click_repairs(
     assert "001-N2 is defined twice (lines 4, 6)" in box.get_text(" ", strip=True)
     assert "The edge 001-N1 → 001-N2 on line 6 was overwritten" in box.get_text(" ", strip=True)
     assert "4 rows were backfilled to 001-N20 , which is on no canvas" in box.get_text(" ", strip=True)
+    panel = client.get(URL + "live/?format=json").json()
+    kinds = {p["kind"] for p in panel["editor"]["landed"]}
+    assert kinds == {"duplicate", "edge_lost", "rows_off_canvas"}
+    assert shape_problems(panel, LivePanel) == []
     for kind in ("duplicate", "edge_lost", "rows_off_canvas"):
         page = BeautifulSoup(client.get(URL + "live/").content, "html.parser")
         _post_form(client, page.select_one(f".landed-{kind} form.repair"))
