@@ -17,7 +17,7 @@ from django.utils.translation import pgettext
 
 from canvases.mermaid import wording
 from canvases.page_types import ProblemItem
-from memviz.said import said
+from memviz.said import said, said_or
 
 TEXTS: dict[str, Promise] = {
     # the canvas file and its index
@@ -179,11 +179,8 @@ class Said:
     @classmethod
     def engine(cls, said: wording.EditError | wording.Note | wording.Words) -> Said:
         """What the engine refused, noted or found, by its code, in the reader's language (a
-        value that is `Words` itself, a cause inside the sentence, is translated too)."""
-        values = {
-            k: cls.engine(v) if isinstance(v, wording.Words) else v for k, v in said.values.items()
-        }
-        return cls(said.code, **values)
+        cause inside it is translated too: `memviz.said.said`)."""
+        return cls(said.code, **said.values)
 
     def __str__(self) -> str:
         # Both tables' words are %-formatted always, with or without values (a literal percent
@@ -219,13 +216,12 @@ def problem_text(problem: Mapping[str, Any]) -> str:
     """A parse problem, found now or kept by the index, in the reader's language (a cause inside
     it translated too); one indexed before problems had codes keeps its English message, as one
     whose values no longer fit its words."""
-    code, values = str(problem.get("code", "")), problem.get("values") or {}
-    if code in wording.TEXTS and isinstance(values, Mapping):
-        try:
-            return str(Said.engine(wording.Words(code, **values)))
-        except (KeyError, TypeError, ValueError):
-            pass
-    return str(problem.get("message", ""))
+    return said_or(
+        wording.TEXTS,
+        str(problem.get("code", "")),
+        problem.get("values") or {},
+        str(problem.get("message", "")),
+    )
 
 
 def severity_word(severity: str) -> str:

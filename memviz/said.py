@@ -11,10 +11,20 @@ from canvases.mermaid.code_words import CodeWords
 
 
 def said(table: CodeWords, code: str, values: Mapping[str, object] | None = None) -> str:
-    """The words of ``code`` translated, with ``values``; KeyError for a code not in ``table``."""
-    if code not in table:
-        raise KeyError(f"no wording {code!r} in {table.home}")
-    return gettext(table[code]) % dict(values or {})
+    """The words of ``code`` translated, with ``values``; KeyError for a code not in ``table``.
+
+    A value that is itself a code of ``table`` with its values (the engine's `Words` as the cause
+    inside a sentence, a `Note`) is said in the same language, not left in English."""
+    words = gettext(table[table.check(code)])
+    given = dict(values or {})  # TypeError/ValueError for values that are no mapping
+    return words % {name: _said_value(table, value) for name, value in given.items()}
+
+
+def _said_value(table: CodeWords, value: object) -> object:
+    code, values = getattr(value, "code", None), getattr(value, "values", None)
+    if isinstance(code, str) and code in table and isinstance(values, Mapping):
+        return said(table, code, values)
+    return value
 
 
 def said_or(table: CodeWords, code: str, values: object, fallback: str) -> str:

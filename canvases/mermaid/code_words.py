@@ -36,10 +36,14 @@ class CodeWords(Mapping[str, str]):
     def __len__(self) -> int:
         return len(self._texts)
 
+    def check(self, code: str) -> str:
+        """``code`` itself; KeyError naming this table when it has no words for it."""
+        if code not in self._texts:
+            raise KeyError(f"no wording {code!r} in {self.home}")
+        return code
+
     def words(
         self, code: str, values: Mapping[str, object] | None = None, /, **named: object
     ) -> str:
         """The English sentence of ``code`` with its values (a mapping, or by name)."""
-        if code not in self._texts:
-            raise KeyError(f"no wording {code!r} in {self.home}")
-        return self._texts[code] % {**(values or {}), **named}
+        return self._texts[self.check(code)] % {**(values or {}), **named}

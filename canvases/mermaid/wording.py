@@ -193,9 +193,7 @@ class Words:
     __slots__ = ("code", "values")
 
     def __init__(self, code: str, **values: object) -> None:
-        if code not in TEXTS:
-            raise KeyError(f"no wording {code!r} in {TEXTS.home}")
-        self.code, self.values = code, values
+        self.code, self.values = TEXTS.check(code), values
 
     def __str__(self) -> str:
         return _words(self.code, self.values)

@@ -54,6 +54,9 @@ def test_a_cause_inside_a_warning_is_translated_with_it() -> None:
     )
     with translation.override("zh-hans"):
         chinese = str(Said.engine(warning.words))
+        # the drawing lists the same warning as a problem found now: one translation, cause too
+        live = {"line": 1, "code": warning.words.code, "values": warning.words.values}
+        assert problem_text({**live, "message": warning.message}) == chinese
     assert chinese.startswith("智能体将看不到任务目标") and "字节顺序标记" in chinese
 
 
