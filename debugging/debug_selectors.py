@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import TypedDict
 
 from django.db import connection
 from django.urls import reverse
@@ -26,11 +26,10 @@ from canvases.mermaid import parse
 from canvases.models import Revision
 from debugging import diagnostics as diag
 from debugging.debug_cache import agent_fingerprint, memo, session_fingerprint
-from debugging.diagnosis_labels import titled
+from debugging.diagnosis_labels import titled, titled_counts
 from debugging.page_types import (
     AgentDiagnosticsPage,
     Badge,
-    BadgeCount,
     BadgeLink,
     SessionDiagnosticsPage,
 )
@@ -304,18 +303,9 @@ def canvas_findings(agent: Agent, canvas: Canvas) -> list[diag.Finding]:
     return [f for f in found if f.count]
 
 
-def findings_json(findings: list[diag.Finding]) -> list[dict[str, Any]]:
-    return [f.as_json() for f in findings]
-
-
 def titled_findings(findings: Iterable[diag.Finding]) -> list[Badge]:
     """Findings as the pages show them: their JSON, titled in the viewer's language."""
-    return cast(list[Badge], titled(findings_json(list(findings))))
-
-
-def counted_findings(counts: dict[str, int]) -> list[BadgeCount]:
-    """Counts of diagnoses (kind -> count) as badges: titled, no evidence."""
-    return cast(list[BadgeCount], titled([{"kind": k, "count": n} for k, n in counts.items()]))
+    return titled([f.as_json() for f in findings])
 
 
 def session_badges(agent: Agent, session: AgentSession) -> list[Badge]:
@@ -341,7 +331,7 @@ def agent_diagnostics(agent: Agent) -> AgentDiagnosticsPage:
         "session": None,
         "findings": titled_findings(rollup["findings"]),
         "per_session": [
-            {"session": sid, "findings": counted_findings(counts)}
+            {"session": sid, "findings": titled_counts(counts)}
             for sid, counts in rollup["per_session"].items()
         ],
     }

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.utils.translation import gettext_lazy as _
+
+from debugging.diagnostics import DETAILS
+from memviz.said import said_or
+from sessions.page_types import Badge, BadgeCount, Evidence, FindingJson
 
 TITLES = {
     "loop": _("Loops"),
@@ -32,34 +38,36 @@ HELP = {
 }
 
 
-# The wording of debugging.diagnostics.DETAILS, with the same values ("wait" and "null" are the
-# row's node_id as the agent wrote it: data, shown as is).
-DETAILS = {
-    "no_canvas": _("node on no canvas"),
-    "no_ref": _("no result_ref"),
-    "ref_missing": _("file missing"),
-    "ref_unsafe": _("unsafe path"),
-    "over_chars": _("%(size)s > %(limit)s characters"),
-    "status_since": _("%(status)s since %(stamp)s"),
-}
-
-
-def _worded(evidence: dict) -> dict:
-    code = evidence.get("detail_code")
-    if code not in DETAILS:
+def _worded(evidence: Evidence) -> Evidence:
+    """One evidence item with its detail in the viewer's language (a detail memviz did not
+    word, the row's node_id or a ref's error line, as found)."""
+    if "rows" in evidence or "detail_code" not in evidence:
         return evidence
-    return {**evidence, "detail": str(DETAILS[code]) % evidence.get("detail_args", {})}
+    worded = evidence.copy()
+    worded["detail"] = said_or(
+        DETAILS, evidence["detail_code"], evidence["detail_args"], evidence["detail"]
+    )
+    return worded
 
 
-def titled(findings: list[dict]) -> list[dict]:
-    """Findings (JSON) with their title, help text and evidence details in the viewer's
-    language, as strings."""
+def titled(findings: list[FindingJson]) -> list[Badge]:
+    """Findings with their title, help text and evidence details in the viewer's language."""
     return [
-        {
-            **f,
-            "title": str(TITLES[f["kind"]]),
-            "help": str(HELP[f["kind"]]),
-            **({"evidence": [_worded(e) for e in f["evidence"]]} if "evidence" in f else {}),
-        }
+        {**f, **titles(f["kind"]), "evidence": [_worded(e) for e in f["evidence"]]}
         for f in findings
     ]
+
+
+def titled_counts(counts: dict[str, int]) -> list[BadgeCount]:
+    """Counts of diagnoses (kind -> count) as badges: titled, no evidence."""
+    return [{"kind": kind, "count": count, **titles(kind)} for kind, count in counts.items()]
+
+
+class Titles(TypedDict):
+    title: str
+    help: str
+
+
+def titles(kind: str) -> Titles:
+    """A diagnosis's title and help text in the viewer's language."""
+    return {"title": str(TITLES[kind]), "help": str(HELP[kind])}

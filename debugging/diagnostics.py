@@ -11,13 +11,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from agentfs.row_fields import is_wait, node_aliases
 from agentfs.state_edit import CANVAS_BUDGET_CHARS
 from canvases.mermaid import Canvas as ParsedCanvas
+from canvases.mermaid.code_words import CodeWords, gettext_noop
 from canvases.mermaid.vocabulary import STATUS_ACTIVE
 from sessions.instants import parse_instant
+from sessions.page_types import Detail, Evidence, FindingJson, RowEvidence
 
 KINDS = (
     "loop",
@@ -71,15 +72,15 @@ class RefFacts:
 class Finding:
     kind: str
     count: int = 0
-    evidence: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
     note: str = ""
 
-    def add(self, item: dict[str, Any], weight: int = 1) -> None:
+    def add(self, item: Evidence, weight: int = 1) -> None:
         self.count += weight
         if len(self.evidence) < EVIDENCE_CAP:
             self.evidence.append(item)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> FindingJson:
         return {
             "kind": self.kind,
             "count": self.count,
@@ -89,33 +90,40 @@ class Finding:
         }
 
 
-# Evidence details memviz words itself: a code and its values, put in the viewer's language
-# by debugging.diagnosis_labels.titled (the English text stays in "detail" for other readers).
-DETAILS = {
-    "wait": "wait",
-    "null": "null",
-    "no_canvas": "node on no canvas",
-    "no_ref": "no result_ref",
-    "ref_missing": "file missing",
-    "ref_unsafe": "unsafe path",
-    "over_chars": "{size} > {limit} characters",
-    "status_since": "{status} since {stamp}",
-}
+# Evidence details memviz words itself: a code and its values, put in the viewer's language by
+# debugging.diagnosis_labels.titled (the English words stay in "detail" for other readers).
+DETAILS = CodeWords(
+    "debugging/diagnostics.py",
+    {
+        "no_canvas": gettext_noop("node on no canvas"),
+        "no_ref": gettext_noop("no result_ref"),
+        "ref_missing": gettext_noop("file missing"),
+        "ref_unsafe": gettext_noop("unsafe path"),
+        "over_chars": gettext_noop("%(size)s > %(limit)s characters"),
+        "status_since": gettext_noop("%(status)s since %(stamp)s"),
+    },
+)
+# "wait" and "null": the row's node_id as the agent wrote it, data shown as is in any language.
+AS_WRITTEN = ("wait", "null")
 
 
-def _detail(code: str, **values: object) -> dict[str, Any]:
-    return {"detail": DETAILS[code].format(**values), "detail_code": code, "detail_args": values}
+def _detail(code: str, **values: object) -> Detail:
+    words = code if code in AS_WRITTEN else DETAILS.words(code, values)
+    return {"detail": words, "detail_code": code, "detail_args": values}
 
 
-def _row_evidence(row: DiagRow, detail: str | dict[str, Any] = "") -> dict[str, Any]:
-    return {
+def _row_evidence(row: DiagRow, detail: str | Detail = "") -> RowEvidence:
+    evidence: RowEvidence = {
         "row": row.id,
         "session": row.session,
         "line_no": row.line_no,
         "node_id": row.node_id,
         "tool_call": row.tool_call[:160],
-        **(detail if isinstance(detail, dict) else {"detail": detail}),
+        "detail": detail if isinstance(detail, str) else detail["detail"],
     }
+    if not isinstance(detail, str):
+        evidence["detail_code"], evidence["detail_args"] = detail["detail_code"], detail["detail_args"]
+    return evidence
 
 
 def _norm_call(text: str) -> str:

@@ -8,7 +8,7 @@ from typing import TypedDict
 from django.utils import timezone
 
 from debugging import debug_selectors as ds
-from debugging.diagnosis_labels import titled
+from debugging.diagnosis_labels import titled_counts, titles
 from debugging.ledger_selectors import session_ledger
 from debugging.page_types import ReportCanvas, SessionReport
 from sessions.instants import iso, parse_instant
@@ -99,10 +99,7 @@ def sessions_page(asked: dict[str, str]) -> SessionsPage:
         "filters": params,
         "sort": sort,
         "agents": list(Agent.objects.values_list("slug", flat=True)),
-        "diagnoses": [
-            {"kind": d["kind"], "title": d["title"], "help": d["help"]}
-            for d in titled([{"kind": k} for k in ds.diag.KINDS])
-        ],
+        "diagnoses": [{"kind": kind, **titles(kind)} for kind in ds.diag.KINDS],
         "sessions": out,
     }
 
@@ -113,7 +110,7 @@ def session_badge_slots(agent: Agent) -> BadgeSlots:
     return {
         "agent": agent.slug,
         "badges": [
-            {"slot": ds.badge_slot(sid), "session": sid, "findings": ds.counted_findings(counts)}
+            {"slot": ds.badge_slot(sid), "session": sid, "findings": titled_counts(counts)}
             for sid, counts in per_session.items()
         ],
     }

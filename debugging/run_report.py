@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from typing import Any
+
+from debugging.page_types import LayerCount, SessionReport
+from sessions.page_types import Evidence
 
 TIMELINE_ROWS = 60
 _TICKS = re.compile(r"`+")
@@ -52,7 +54,7 @@ def _tool_name(call: str) -> str:
     return head or "(none)"
 
 
-def report_markdown(report: dict[str, Any]) -> str:
+def report_markdown(report: SessionReport) -> str:
     s = report["session"]
     out = [
         f"# Run report: session {code(s['id'])} of agent {code(report['agent'])}",
@@ -108,8 +110,6 @@ def report_markdown(report: dict[str, Any]) -> str:
             "",
             fence(canvas["text"], "text"),
         ]
-        if canvas.get("svg_note"):
-            out += ["", canvas["svg_note"]]
     else:
         out.append("(none)")
     out += ["", "## Diagnostics", "", "| finding | count | evidence |", "| --- | --- | --- |"]
@@ -141,7 +141,7 @@ def report_markdown(report: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _exact(layer: dict[str, Any]) -> str:
+def _exact(layer: LayerCount) -> str:
     if layer["exact"]:
         return "yes"
     return f"{layer['exact_items']} of {layer['items']}, rest estimated"
@@ -151,9 +151,9 @@ def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:g}×"
 
 
-def _evidence_text(item: dict[str, Any]) -> str:
-    if "rows" in item:
+def _evidence_text(item: Evidence) -> str:
+    if "rows" in item:  # a loop
         return f"{item['tool_call']} ×{item['repeats']}"
-    if item.get("line_no") is not None:
-        return f"line {item['line_no']}" + (f" ({item['detail']})" if item.get("detail") else "")
-    return f"{item.get('canvas', '')} {item.get('node_id') or ''} {item.get('detail', '')}".strip()
+    if "canvas" in item:
+        return f"{item['canvas']} {item.get('node_id') or ''} {item['detail']}".strip()
+    return f"line {item['line_no']}" + (f" ({item['detail']})" if item["detail"] else "")

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sessions.page_types import Evidence, FindingJson
+
 
 @dataclass(frozen=True, slots=True)
 class QueueItem:
@@ -45,32 +47,21 @@ def _digest(*parts: object) -> str:
     return hashlib.blake2s(text.encode(), digest_size=16).hexdigest()
 
 
-def _item(kind: str, evidence: Mapping[str, Any]) -> QueueItem:
-    detail = evidence.get("detail_code") or evidence.get("detail") or ""
-    if kind == "loop":
-        rows = evidence.get("rows") or [{}]
-        first = rows[0]
-        call = str(evidence.get("tool_call", ""))
-        key = _digest(kind, first.get("session"), call, first.get("line_no"))
+def _item(kind: str, evidence: Evidence) -> QueueItem:
+    if "rows" in evidence:  # a loop: where it starts names it
+        first = evidence["rows"][0]
+        call = evidence["tool_call"]
+        key = _digest(kind, first["session"], call, first["line_no"])
         # more repeats of the same loop is a new diagnosis
-        fingerprint = _digest(evidence.get("repeats"), [r.get("line_no") for r in rows])
+        fingerprint = _digest(evidence["repeats"], [r["line_no"] for r in evidence["rows"]])
         return QueueItem(
-            key,
-            fingerprint,
-            kind,
-            str(first.get("session", "")),
-            first.get("line_no"),
-            first.get("row"),
-            "",
-            "",
-            call,
+            key, fingerprint, kind, first["session"], first["line_no"], first["row"], "", "", call
         )
     if "canvas" in evidence:
-        canvas, node_id = str(evidence["canvas"]), str(evidence.get("node_id") or "")
-        args = evidence.get("detail_args") or {}
+        canvas, node_id, args = evidence["canvas"], evidence.get("node_id", ""), evidence["detail_args"]
         # over budget stays one diagnosis while the canvas stays over; a stuck node's is its
         # status and since when
-        fingerprint = _digest(detail, args.get("status"), args.get("stamp"))
+        fingerprint = _digest(evidence["detail_code"], args.get("status"), args.get("stamp"))
         return QueueItem(
             _digest(kind, canvas, node_id),
             fingerprint,
@@ -80,29 +71,30 @@ def _item(kind: str, evidence: Mapping[str, Any]) -> QueueItem:
             None,
             canvas,
             node_id,
-            str(evidence.get("detail", "")),
+            evidence["detail"],
         )
-    session, line_no = str(evidence.get("session", "")), evidence.get("line_no")
-    fingerprint = _digest(detail, evidence.get("node_id"), evidence.get("tool_call"))
+    session, line_no = evidence["session"], evidence["line_no"]
+    detail = evidence.get("detail_code") or evidence["detail"]
+    fingerprint = _digest(detail, evidence["node_id"], evidence["tool_call"])
     return QueueItem(
         _digest(kind, session, line_no),
         fingerprint,
         kind,
         session,
         line_no,
-        evidence.get("row"),
+        evidence["row"],
         "",
-        str(evidence.get("node_id") or ""),
-        str(evidence.get("tool_call") or evidence.get("detail") or ""),
+        evidence["node_id"] or "",
+        evidence["tool_call"] or evidence["detail"],
     )
 
 
-def queue_items(findings: Iterable[Mapping[str, Any]]) -> list[QueueItem]:
+def queue_items(findings: Iterable[FindingJson]) -> list[QueueItem]:
     """Every evidence item of ``findings`` (``Finding.as_json()``), once each, in their order."""
     seen: dict[str, QueueItem] = {}
     for finding in findings:
-        for evidence in finding.get("evidence", ()):
-            item = _item(str(finding["kind"]), evidence)
+        for evidence in finding["evidence"]:
+            item = _item(finding["kind"], evidence)
             seen.setdefault(item.key, item)
     return list(seen.values())
 

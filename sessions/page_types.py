@@ -3,26 +3,76 @@ render and `?format=json` returns, key for key (tests/sessions/test_json_shapes.
 
 # No `from __future__ import annotations`: a NotRequired key must be seen at run time.
 from datetime import datetime
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict, final
 
 
 # ---- debug badges: a diagnosis as the pages show it (built by debugging, drawn by every app) --
-class BadgeCount(TypedDict):
+class Detail(TypedDict):
+    """What memviz says about one piece of evidence: a code of `diagnostics.DETAILS` and its
+    values (the pages word it in the viewer's language), the English words beside them."""
+
+    detail: str
+    detail_code: str
+    detail_args: dict[str, object]
+
+
+@final  # a key's presence tells the kinds apart (mypy narrows on it)
+class RowEvidence(TypedDict):
+    """A row a diagnosis points at (the `#row-` anchor of its session page)."""
+
+    row: int
+    session: str
+    line_no: int
+    node_id: str | None
+    tool_call: str  # at most 160 characters
+    detail: str  # a code's words, or what the ref says (a failing call's error line)
+    detail_code: NotRequired[str]
+    detail_args: NotRequired[dict[str, object]]
+
+
+@final  # a key's presence tells the kinds apart (mypy narrows on it)
+class LoopEvidence(TypedDict):
+    """The same tool call repeated: its first 20 rows."""
+
+    tool_call: str
+    repeats: int
+    rows: list[RowEvidence]
+
+
+@final  # a key's presence tells the kinds apart (mypy narrows on it)
+class CanvasEvidence(Detail):
+    """A canvas over budget, or one of its nodes stuck."""
+
+    canvas: str
+    node_id: NotRequired[str]
+
+
+Evidence = RowEvidence | LoopEvidence | CanvasEvidence
+
+
+class FindingCount(TypedDict):
+    kind: str  # one of diagnostics.KINDS
+    count: int
+
+
+class FindingJson(FindingCount):
+    """`Finding.as_json()`: a diagnosis, its evidence as found (English details)."""
+
+    evidence: list[Evidence]  # at most diagnostics.EVIDENCE_CAP items
+    more: int  # evidence items left out
+    note: str
+
+
+class BadgeCount(FindingCount):
     """A diagnosis and how often a session has it, titled in the viewer's language."""
 
-    kind: str
-    count: int
     title: str
     help: str
 
 
-class Badge(BadgeCount):
+class Badge(BadgeCount, FindingJson):
     """A diagnosis as the pages show it: `Finding.as_json()` titled (diagnosis_labels.titled),
     each evidence item's detail worded in the viewer's language."""
-
-    evidence: list[dict[str, Any]]  # at most diagnostics.EVIDENCE_CAP items
-    more: int  # evidence items left out
-    note: str
 
 
 class BadgeLink(Badge):

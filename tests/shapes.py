@@ -8,8 +8,9 @@ from typing import Any, Union, get_args, get_origin, get_type_hints, is_typeddic
 
 def shape_problems(value: Any, typed: Any, where: str = "$") -> list[str]:
     """Where ``value`` (a JSON answer) differs from ``typed`` in keys: a key the TypedDict does
-    not declare, or one it requires that is missing; nested TypedDicts, lists of them and
-    optional ones (``X | None``) are checked too. Scalars are not (JSON turns dates to text)."""
+    not declare, or one it requires that is missing; nested TypedDicts, lists of them, optional
+    ones (``X | None``) and unions of them (the value must fit one) are checked too. Scalars are
+    not (JSON turns dates to text)."""
     if value is None:
         return []
     if is_typeddict(typed):
@@ -32,7 +33,7 @@ def shape_problems(value: Any, typed: Any, where: str = "$") -> list[str]:
             for problem in shape_problems(item, args[0], f"{where}[{i}]")
         ]
     if origin in (Union, types.UnionType):
-        kinds = [a for a in args if a is not type(None)]
-        if len(kinds) == 1:
-            return shape_problems(value, kinds[0], where)
+        # one of the kinds fits (a union of TypedDicts: the one whose keys the value has)
+        fits = [shape_problems(value, kind, where) for kind in args if kind is not type(None)]
+        return min(fits, key=len) if fits and all(fits) else []
     return []

@@ -15,6 +15,7 @@ from debugging import compare_selectors
 from debugging.list_selectors import BadgeSlots, SessionsPage, session_badge_slots
 from debugging.page_types import (
     AgentDiagnosticsPage,
+    Badge,
     ComparePicker,
     CompareTokens,
     Ledger,
@@ -68,10 +69,12 @@ def test_the_checker_sees_a_key_added_or_removed_at_any_level() -> None:
 def test_diagnostics_ledgers_and_reports_json_are_their_typed_contexts(tmp_path: Path) -> None:
     dfx.build(tmp_path / "root")
     evidence = 0
+    kinds = set()  # of evidence: each has its own TypedDict, the page's JSON must fit one
     for agent in Agent.objects.order_by("slug"):
         page = _json(reverse("agent-diagnostics", args=[agent.slug]))
         assert shape_problems(page, AgentDiagnosticsPage) == [], agent.slug
         evidence += sum(len(f["evidence"]) for f in page["findings"])
+        kinds |= {_evidence_kind(e) for f in page["findings"] for e in f["evidence"]}
         ledger = _json(reverse("agent-ledger", args=[agent.slug]))
         assert shape_problems(ledger, Ledger) == [] and ledger["session"] is None
         for session in agent.sessions.order_by("session_id"):
@@ -88,6 +91,23 @@ def test_diagnostics_ledgers_and_reports_json_are_their_typed_contexts(tmp_path:
     assert troubled["per_session"] and all(s["findings"] for s in troubled["per_session"])
     badges = _json(reverse("session-diagnostics", args=["troubled", dfx.BAD]))["badges"]
     assert badges and evidence > 5  # the shapes were checked on real findings, not empty lists
+    assert kinds == {"loop", "canvas", "row"}
+
+
+def _evidence_kind(item: dict[str, Any]) -> str:
+    return "loop" if "rows" in item else "canvas" if "canvas" in item else "row"
+
+
+def test_the_checker_sees_evidence_that_fits_none_of_its_kinds() -> None:
+    row = {"row": 1, "session": "s", "line_no": 3, "node_id": None, "tool_call": "ls", "detail": ""}
+    loop = {"tool_call": "ls", "repeats": 3, "rows": [row, row, row]}
+    canvas = {"canvas": "001-a.mmd", "detail": "d", "detail_code": "over_chars", "detail_args": {}}
+    badge = {"kind": "loop", "count": 3, "title": "t", "help": "h", "more": 0, "note": ""}
+    assert shape_problems({**badge, "evidence": [row, loop, canvas]}, Badge) == []
+    assert shape_problems({**badge, "evidence": [{**row, "extra": 1}]}, Badge) == [
+        "$.evidence[0].extra: not declared"
+    ]
+    assert shape_problems({**badge, "evidence": [{**loop, "rows": [{"row": 1}]}]}, Badge) != []
 
 
 def test_the_sessions_list_and_the_agent_pages_badge_slots_are_their_typed_contexts(

@@ -16,6 +16,7 @@ from agentfs import wording as reader_wording
 from canvases.mermaid import wording as engine_wording
 from canvases.mermaid.code_words import CodeWords
 from canvases.messages import problem_text
+from debugging import diagnostics
 from intake import archive
 from intake.ingest import ingest_path
 from memviz.said import said, said_or
@@ -23,7 +24,13 @@ from sessions import job_words
 from sessions.models import AgentSession
 from sessions.reader_words import line_problem_item, refused_item
 
-TABLES = [reader_wording.TEXTS, engine_wording.TEXTS, archive.TEXTS, job_words.TEXTS]
+TABLES = [
+    reader_wording.TEXTS,
+    engine_wording.TEXTS,
+    archive.TEXTS,
+    job_words.TEXTS,
+    diagnostics.DETAILS,
+]
 
 
 @pytest.mark.parametrize("table", TABLES, ids=lambda t: t.home)
