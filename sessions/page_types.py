@@ -3,7 +3,7 @@ render and `?format=json` returns, key for key (tests/sessions/test_json_shapes.
 
 # No `from __future__ import annotations`: a NotRequired key must be seen at run time.
 from datetime import datetime
-from typing import Any, NotRequired, TypedDict, final
+from typing import NotRequired, TypedDict, final
 
 
 # ---- debug badges: a diagnosis as the pages show it (built by debugging, drawn by every app) --
@@ -110,6 +110,15 @@ class AgentSummary(TypedDict):
     ingested_at: datetime | None
 
 
+class RefPlace(TypedDict):
+    """Where a row's ``result_ref`` points in its agent folder (`RefLocator.locate`)."""
+
+    name: str | None  # the ref's name inside the folder; None when the path is refused
+    url_name: str | None  # the name the ref page's URL takes (without "refs/")
+    exists: bool  # whether the index holds that file (the session page's rows fill it in)
+    error: str | None  # why the path is refused, in the reader's language
+
+
 class RowItem(TypedDict):
     """An offload row as the timeline, the node panel and the unplaced list show it."""
 
@@ -124,8 +133,8 @@ class RowItem(TypedDict):
     offloaded: str | None
     timestamp: str
     result_ref: str | None
-    ref: dict[str, Any] | None  # where the ref file is, and whether it is indexed
-    extra: dict[str, Any]
+    ref: RefPlace | None  # where the ref file is, and whether it is indexed (None: no result_ref)
+    extra: dict[str, object]  # the row's fields beyond the format's, as the agent wrote them
 
 
 class LineProblemItem(TypedDict):
@@ -201,9 +210,17 @@ class UnplacedByKind(TypedDict):
     dangling: int
 
 
+class StateView(TypedDict):
+    """The agent's state.json as read, and why it could not be (words and their code)."""
+
+    data: dict[str, object]  # {} when it could not be read
+    error: str | None
+    error_code: str
+
+
 class AgentDetail(TypedDict):
     agent: AgentSummary
-    state: dict[str, Any]  # data, and why it could not be read: error (words), error_code
+    state: StateView
     registry_error: str | None  # in the reader's language
     registry_error_code: str
     refused_links: list[RefusedItem]

@@ -28,6 +28,7 @@ from sessions.page_types import (
     AgentDetail,
     AgentSessionItem,
     AgentSummary,
+    RefPlace,
     RowItem,
     SearchPage,
     SessionTimeline,
@@ -168,7 +169,7 @@ class RefLocator:
             self._dirs[relative] = (str(folder), prefix) if inside else None
         return self._dirs[relative]
 
-    def locate(self, result_ref: str | None) -> dict | None:
+    def locate(self, result_ref: str | None) -> RefPlace | None:
         if not result_ref:
             return None
         try:
@@ -204,7 +205,7 @@ def _outside(relative: str) -> UnsafePath:
 _PLAIN_REF = re.compile(r"^refs/([^/\\\x00]+\.md)$")
 
 
-def ref_locate(agent: Agent, result_ref: str | None) -> dict | None:
+def ref_locate(agent: Agent, result_ref: str | None) -> RefPlace | None:
     """Where one row's ``result_ref`` points (see ``RefLocator``)."""
     return RefLocator(agent).locate(result_ref)
 
