@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from django.utils import timezone
 
+from canvases.mermaid import render_body
 from debugging import debug_selectors as ds
 from debugging.diagnosis_labels import titled_counts, titles
 from debugging.ledger_selectors import session_ledger
@@ -127,7 +128,7 @@ def session_report(obj: Agent, sess: AgentSession) -> SessionReport:
             "goal": scene.doc.meta.task_goal,
             "progress": scene.doc.meta.progress,
             "text": scene.text,
-            "render_body": scene.as_json()["render_body"],
+            "render_body": render_body(scene.text, doc=scene.doc),
         }
     return {
         "agent": obj.slug,

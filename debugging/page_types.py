@@ -1,11 +1,13 @@
 """The typed contexts of the debugging pages: what their selectors build, the pages render and
 `?format=json` returns, key for key (tests/debugging/test_page_shapes.py). The diagnostics
 (debug_selectors), the token ledger (ledger_selectors), the run report (debug_views) and the
-session comparison (compare_selectors); the replay page's is debugging/replay_page.py's."""
+session comparison (compare_selectors), the replay's frames and scenes (debugging/replay.py;
+the replay page's context is debugging/replay_page.py's)."""
 
 # No `from __future__ import annotations`: TypedDict keys are read at run time (tests).
 from typing import TypedDict
 
+from canvases.scene_types import Scene
 from sessions.page_types import Badge, BadgeCount, BadgeLink, Compression  # noqa: F401 - the debugging pages' badges
 
 
@@ -256,3 +258,67 @@ class CompareTokens(TypedDict):
 
     a: LayerTotals
     b: LayerTotals
+
+
+# ---- replay ------------------------------------------------------------------------------------
+class FrameRow(TypedDict):
+    id: int
+    line_no: int
+    node_id: str | None
+
+
+class ReplayFrame(TypedDict):
+    """One instant of a replay (`Replay.frame`): a row, and the canvas as it stood then."""
+
+    index: int
+    time: str | None  # the row's instant, or its neighbour's when the row has none
+    time_known: bool  # the row carries its own instant
+    row: FrameRow
+    active_canvas: str | None  # what state.json named then
+    scene: int | None  # the index of the scene drawn (None: no canvas yet)
+    source: str | None  # "revision" or "reconstructed"
+    revision: int | None
+    hash: str | None
+    nodes: list[str]  # the scene's nodes present at this frame
+
+
+# "from" is a keyword: the functional form
+ReplayNode = TypedDict(
+    "ReplayNode",
+    {"id": str, "from": int, "appears": str | None, "title": str, "status": str, "summary": str},
+)
+
+
+class ReplayScene(TypedDict):
+    """One canvas text as some frames show it (`replay.Scene.as_json`), drawn three ways."""
+
+    index: int
+    file: str
+    source: str
+    revision: int | None
+    author: str | None
+    recorded_at: str | None
+    hash: str
+    nodes: list[ReplayNode]  # each with the first frame it is present in
+    render_body: str  # the flowchart as the agent reads it
+    scene: Scene  # what the page draws
+    mermaid: dict[str, str]  # what the mermaid.js view draws
+
+
+class PayloadFrames(TypedDict):
+    t: list[str | None]
+    known: list[bool]
+    scene: list[int | None]
+    active: list[str | None]
+
+
+class ReplayPayload(TypedDict):
+    """Every frame, compactly, for the replay page's script (one row is a list: id, line
+    number, time, node_id, tool call and summary cut to PAYLOAD_TEXT)."""
+
+    index: int
+    frames: PayloadFrames
+    rows: list[list[int | str | None]]
+    scenes: list[ReplayScene]
+    canvas_url: str
+    session_url: str

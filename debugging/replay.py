@@ -19,13 +19,13 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from agentfs.row_fields import is_wait, node_aliases, row_spelling
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import Canvas as ParsedCanvas
 from canvases.mermaid import content_hash, parse, render_body
 from canvases.mermaid.mermaid_source import mermaid_view
+from debugging.page_types import ReplayFrame, ReplayScene
 from sessions.instants import iso, parse_instant
 
 REVISION, RECONSTRUCTED, CURRENT = "revision", "reconstructed", "current"
@@ -80,8 +80,8 @@ class Scene:
     def present(self, frame: int) -> list[str]:
         return [n.id for n in self.nodes if n.from_frame <= frame]
 
-    def as_json(self, *, with_render: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def as_json(self) -> ReplayScene:
+        return {
             "index": self.index,
             "file": self.file,
             "source": self.source,
@@ -100,13 +100,11 @@ class Scene:
                 }
                 for n in self.nodes
             ],
-        }
-        if with_render:
-            out["render_body"] = render_body(self.text, doc=self.doc)
-            out["scene"] = canvas_scene(self.text, self.doc)  # what the page draws
+            "render_body": render_body(self.text, doc=self.doc),
+            "scene": canvas_scene(self.text, self.doc),  # what the page draws
             # what the mermaid.js view draws (static/js/canvas-mermaid.js), status colours apart
-            out["mermaid"] = mermaid_view(self.text, self.doc)
-        return out
+            "mermaid": mermaid_view(self.text, self.doc),
+        }
 
 
 @dataclass(slots=True)
@@ -131,7 +129,7 @@ class Replay:
         scene = self.scene_of[index]
         return self.scenes[scene].present(index) if scene is not None else []
 
-    def frame(self, index: int) -> dict[str, Any]:
+    def frame(self, index: int) -> ReplayFrame:
         row = self.rows[index]
         scene = self.scenes[s] if (s := self.scene_of[index]) is not None else None
         return {

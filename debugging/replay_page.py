@@ -3,11 +3,12 @@ for the JSON twin, and the compact payload the page's script steps through."""
 
 # No `from __future__ import annotations`: TypedDict keys are read at run time (tests).
 from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from django.urls import reverse
 
 from debugging import debug_selectors as ds
+from debugging.page_types import ReplayFrame, ReplayPayload
 from debugging.replay import RECONSTRUCTED, REVISION, Replay
 from sessions.instants import iso, parse_instant
 from sessions.models import Agent, AgentSession
@@ -24,10 +25,10 @@ class ReplayPage(TypedDict):
     at: str | None  # the instant asked for (`?at=`), normalised
     index: int  # the frame shown: the last one at or before `at`, or the row asked for
     before_start: bool  # `at` is before the session's first stamp
-    frame: dict[str, Any] | None
+    frame: ReplayFrame | None
     sources: dict[str, int]  # frames drawn from a recorded revision / reconstructed
     offset: int
-    frames: list[dict[str, Any]]  # the JSON twin's page of frames (the page has them all)
+    frames: list[ReplayFrame]  # the JSON twin's page of frames (the page has them all)
     next_offset: int | None
     branch_url: str  # "branch from this instant": POST session + row (a frame's line number)
     # The page's debug nav only: the JSON twin is the stepping API (`?at=` per frame), and the
@@ -49,7 +50,7 @@ def bounded_int(value: str | None, default: int, low: int = 0, high: int = 10**9
 
 def replay_page(
     agent: Agent, session: AgentSession, params: Mapping[str, str], *, frames_paged: bool
-) -> tuple[ReplayPage, dict[str, Any] | None]:
+) -> tuple[ReplayPage, ReplayPayload | None]:
     """The replay of ``session`` at the frame ``params`` ask for. ``frames_paged``: the JSON
     twin (a page of frames, no payload); else the page and the payload its script steps
     through (every frame)."""
@@ -90,7 +91,7 @@ def replay_page(
     return page, _payload(agent, session, replay, index)
 
 
-def _payload(agent: Agent, session: AgentSession, replay: Replay, index: int) -> dict[str, Any]:
+def _payload(agent: Agent, session: AgentSession, replay: Replay, index: int) -> ReplayPayload:
     """Every frame, compactly, for the page's script (times, rows cut to PAYLOAD_TEXT, scenes)."""
     return {
         "index": index,

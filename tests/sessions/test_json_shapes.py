@@ -3,6 +3,7 @@ what a script reads is what the page shows, key for key."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -39,7 +40,7 @@ def test_a_job_page_json_is_a_job_item(settings) -> None:
     assert answer["job"]["id"] == job.pk and answer["job"]["status"] == "pending"
 
 
-def _shape(answer: dict, typed: type) -> list[str]:
+def _shape(answer: Mapping[str, object], typed: type) -> list[str]:
     """Keys the answer (or an object nested in it) has that its TypedDict does not declare, or
     lacks that it requires."""
     return shape_problems(answer, typed)
@@ -82,7 +83,8 @@ def test_the_canvas_page_json_is_its_typed_context(fixtures_root: Path) -> None:
 
 def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root: Path) -> None:
     from browse.selectors import AgentPage, SessionPage
-    from debugging.replay_page import ReplayPage
+    from debugging.page_types import ReplayPayload
+    from debugging.replay_page import ReplayPage, replay_page
     from sessions.page_types import (
         AgentCanvasItem,
         AgentSessionItem,
@@ -93,7 +95,7 @@ def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root
 
     for root in ("fixture-a-upstream", "fixture-b-wild", "fixture-c-enhanced"):
         ingest_path(fixtures_root / root)
-    seen_rows = 0
+    seen_rows = frames = scenes = 0
     for agent in Agent.objects.all():
         page = Client().get(f"/a/{agent.slug}/?format=json").json()
         assert _shape(page, AgentPage) == [], agent.slug
@@ -110,7 +112,14 @@ def test_the_agent_and_session_pages_json_are_their_typed_contexts(fixtures_root
             seen_rows += len(timeline["rows"])
             replay = Client().get(f"/a/{agent.slug}/s/{listed['id']}/replay/?format=json")
             assert _shape(replay.json(), ReplayPage) == [], listed["id"]
+            frames += len(replay.json()["frames"])
+            # what the page's script steps through: every frame, each scene drawn three ways
+            session = agent.sessions.get(session_id=listed["id"])
+            _, payload = replay_page(agent, session, {}, frames_paged=False)
+            assert payload is not None and _shape(payload, ReplayPayload) == [], listed["id"]
+            scenes += len(payload["scenes"])
     assert seen_rows > 20  # the shapes were checked on real rows, not on empty lists
+    assert frames > 20 and scenes > 3
 
 
 def test_history_revision_and_compare_json_are_their_typed_contexts(
