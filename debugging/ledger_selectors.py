@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import cast
 
 from agentfs.paths import UnsafePath, check_relative, read_regular
 from agentfs.state_edit import resume_block
@@ -21,11 +20,10 @@ from debugging.debug_selectors import (
     ref_name,
     session_badges,
 )
-from debugging.page_types import LayerCount, Ledger, LedgerSeries, SessionLedgerPage
+from debugging.page_types import Ledger, SessionLedgerPage
 from debugging.replay import ReplayRow, active_canvases, node_canvas_map
 from sessions.instants import parse_instant
 from sessions.models import Agent, AgentSession, Ref
-from sessions.page_types import Compression
 
 NOTES = (
     "Each layer is counted exactly up to {budget:,} characters; past that, on an even sample "
@@ -131,16 +129,14 @@ def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> Ledg
         "method": METHOD,
         "notes": [n.format(budget=tl.EXACT_BUDGET_CHARS) for n in NOTES],
         "layers": {
-            "refs": cast(LayerCount, refs.as_json()),
-            "summaries": cast(LayerCount, summaries.as_json()),
-            "canvas": cast(LayerCount, canvas_layer.as_json()),
+            "refs": refs.as_json(),
+            "summaries": summaries.as_json(),
+            "canvas": canvas_layer.as_json(),
             "block": {"tokens": block, "canvas": final, "exact": exact},
         },
-        "compression": cast(
-            Compression, tl.compression(refs.tokens, summaries.tokens, canvas_total)
-        ),
+        "compression": tl.compression(refs.tokens, summaries.tokens, canvas_total),
         "canvases": [{"file": f, "tokens": g.total} for f, g in growth.items()],
-        "series": cast(LedgerSeries, series),
+        "series": series,
     }
 
 

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from agentfs.row_fields import node_aliases
+from canvases.mermaid import Node
+from debugging.page_types import LayerCount, LedgerSeries
+from sessions.page_types import Compression
 
 EXACT_BUDGET_CHARS = 400_000
 SERIES_POINTS = 300
@@ -32,7 +34,7 @@ class Layer:
     def exact(self) -> bool:
         return self.exact_items == self.items
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> LayerCount:
         return {
             "tokens": self.tokens,
             "items": self.items,
@@ -133,7 +135,9 @@ def canvas_growth(
 
 
 def node_times(
-    doc_nodes: dict[str, Any], first_row: dict[str, datetime], parse: Callable
+    doc_nodes: Mapping[str, Node],
+    first_row: dict[str, datetime],
+    parse: Callable[[str | None], datetime | None],
 ) -> dict[str, datetime | None]:
     out: dict[str, datetime | None] = {}
     for node_id, node in doc_nodes.items():
@@ -150,27 +154,33 @@ def ledger_series(
     active: list[str | None],
     growth: dict[str, CanvasGrowth],
     block_overhead: dict[str, int],
-) -> dict[str, Any]:
+) -> LedgerSeries:
     """Cumulative refs and summaries, and the active canvas / injected block, at ≤300 rows."""
     n = len(times)
     step = max(1, math.ceil(n / SERIES_POINTS))
     picks = sorted(set(range(step - 1, n, step)) | ({n - 1} if n else set()))
-    out: dict[str, Any] = {"t": [], "refs": [], "summaries": [], "canvas": [], "block": []}
     # The agent's own UTC offset (its last stamp's): the chart's axis reads as its stamps do.
     offset = next((t.utcoffset() for t in reversed(times) if t is not None), None)
-    out["utc_offset_minutes"] = offset.total_seconds() / 60 if offset is not None else None
+    out: LedgerSeries = {
+        "t": [],
+        "refs": [],
+        "summaries": [],
+        "canvas": [],
+        "block": [],
+        "utc_offset_minutes": offset.total_seconds() / 60 if offset is not None else None,
+    }
     cum_refs = cum_summaries = 0.0
     pick_set = set(picks)
     for index in range(n):
         cum_refs += ref_tokens[index]
         cum_summaries += summary_tokens[index]
-        if index not in pick_set or times[index] is None:
-            continue
         moment = times[index]
+        if index not in pick_set or moment is None:
+            continue
         file = active[index]
         canvas = growth[file].at(moment) if file in growth else 0.0
         block = canvas + block_overhead.get(file or "", 0) if file in growth else 0.0
-        out["t"].append(moment.timestamp())  # type: ignore[union-attr]
+        out["t"].append(moment.timestamp())
         out["refs"].append(round(cum_refs))
         out["summaries"].append(round(cum_summaries))
         out["canvas"].append(round(canvas))
@@ -178,7 +188,7 @@ def ledger_series(
     return out
 
 
-def compression(refs: int, summaries: int, canvas: int) -> dict[str, float | None]:
+def compression(refs: int, summaries: int, canvas: int) -> Compression:
     return {
         "refs_to_summaries": ratio(refs, summaries),
         "summaries_to_canvas": ratio(summaries, canvas),
