@@ -8,13 +8,14 @@ interpolated value is escaped (``rows_html._text``); the labels come translated 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.template.defaultfilters import filesizeformat, floatformat
 from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext
 
+from debugging.page_types import CompareNode, ComparePair, NodeRef, PairSide
 from memviz.templatetags.memviz import status_class
 from sessions.rows_html import _text
 
@@ -29,16 +30,15 @@ def truncatechars(text: str, size: int) -> str:
     return text if len(text) <= size else text[: size - 1] + "…"
 
 
-def node_html(node: Mapping[str, Any] | None, no_node: str = "") -> str:
+def node_html(node: NodeRef | None, no_node: str = "") -> str:
     if not node:
         return f'<span class="muted">{no_node or _text(gettext("no node"))}</span>'
     parts = [
         f'<span class="compare-node"><a href="{_text(node["url"])}"><code>{_text(node["id"])}</code></a>'
     ]
-    if node.get("title"):
+    if node["title"]:
         parts.append(" " + _text(truncatechars(node["title"], TITLE_CHARS)))
-    if node.get("status"):
-        status = node["status"]
+    if status := node["status"]:
         parts.append(f' <span class="pill {status_class(status)}">{_text(status)}</span>')
     return "".join(parts) + "</span>"
 
@@ -57,18 +57,18 @@ def _words() -> dict[str, str]:
     return {k: v if k == "line" else _text(v) for k, v in words.items()}
 
 
-def _side(side: Mapping[str, Any] | None, letter: str, words: dict[str, str]) -> str:
+def _side(side: PairSide | None, letter: str, words: dict[str, str]) -> str:
     css = f"pair-side side-{letter.lower()}"
     if side is None:
         return f'<div class="{css} empty"><span class="gap" aria-label="{words["no_row"]}">—</span></div>'
     line = words["line"] % {"line": side["line_no"]}
     head = [f'<a href="{_text(side["row_url"])}">{letter} · {_text(line)}</a>']
-    if side.get("score") is not None:
+    if side["score"] is not None:
         head.append(f"{words['score']} {_text(floatformat(side['score'], -1))}")
-    if side.get("ref_url"):
-        size = _text(filesizeformat(side["result_size"]))
+    if side["ref_url"]:
+        size = _text(filesizeformat(side["result_size"] or 0))
         head.append(f'<a href="{_text(side["ref_url"])}">{words["ref"]}</a> {size}')
-    elif side.get("result_ref"):
+    elif side["result_ref"]:
         head.append(f'<span class="muted">{words["ref_missing"]}</span>')
     return (
         f'<div class="{css}"><div class="row-head">{" · ".join(head)}</div>'
@@ -78,8 +78,8 @@ def _side(side: Mapping[str, Any] | None, letter: str, words: dict[str, str]) ->
 
 
 def pairs_html(
-    rows: list[dict[str, Any]],
-    nodes: list[dict[str, Any]],
+    rows: list[ComparePair],
+    nodes: list[CompareNode],
     labels: Mapping[str, StrOrPromise],
     differs: Mapping[str, StrOrPromise],
     here: str,
@@ -91,10 +91,11 @@ def pairs_html(
     for r in rows:
         if r["group"] != group:
             group = r["group"]
-            node = nodes[group] if group is not None else {"a": None, "b": None}
+            node = nodes[group] if group is not None else None
+            a, b = (node["a"], node["b"]) if node is not None else (None, None)
             parts.append(
-                f'<li class="pair-group">{node_html(node["a"], words["no_node"])} '
-                f'<span aria-hidden="true">⇄</span> {node_html(node["b"], words["no_node"])}</li>'
+                f'<li class="pair-group">{node_html(a, words["no_node"])} '
+                f'<span aria-hidden="true">⇄</span> {node_html(b, words["no_node"])}</li>'
             )
         status = _text(r["status"])
         fields = "".join(
@@ -119,7 +120,7 @@ def pairs_html(
 
 
 def nodes_html(
-    nodes: list[dict[str, Any]], how: Mapping[str, StrOrPromise], rows_link: str
+    nodes: list[CompareNode], how: Mapping[str, StrOrPromise], rows_link: str
 ) -> SafeString:
     """The node table's rows; ``rows_link``: this comparison's URL, to which ``&at=`` is added."""
     only = {"a": _text(gettext("only A")), "b": _text(gettext("only B"))}

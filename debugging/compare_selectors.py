@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from typing import TypedDict, cast
+from typing import TypedDict
 from urllib.parse import quote
 
 from django.db.models import OuterRef, Subquery
@@ -24,7 +24,6 @@ from debugging.page_types import (
     ComparePair,
     ComparePicker,
     CompareSession,
-    CompareSummary,
     CompareTokens,
     LayerTotals,
     NodeRef,
@@ -204,7 +203,7 @@ def page_data(
         "agent": agent.slug,
         "a": _session_json(agent, a),
         "b": _session_json(agent, b),
-        "summary": cast(CompareSummary, result.summary),
+        "summary": result.summary,
         "nodes": nodes,
         "show": show,
         "count": len(positions),

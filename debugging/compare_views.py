@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
@@ -58,9 +57,7 @@ def session_compare_page(request: HttpRequest, agent: str) -> HttpResponse:
     htmx = getattr(request, "htmx", None)
     # the pager swaps the list alone: it needs no node table
     list_only = htmx is not None and bool(htmx) and not htmx.history_restore_request
-    # compare_html reads rows and nodes as plain dicts; the page's nodes are never None
-    rows = cast(list[dict[str, Any]], data["rows"])
-    nodes = cast(list[dict[str, Any]], data["nodes"])
+    rows, nodes = data["rows"], data["nodes"] or []  # the page's nodes are never None
     extra = {
         "pairs_html": pairs_html(rows, nodes, LABELS, DIFFERS, this),
         "nodes_html": "" if list_only else nodes_html(nodes, HOW, this),

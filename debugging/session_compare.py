@@ -14,9 +14,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from agentfs.row_fields import WAIT
 from debugging.call_align import align
+from debugging.page_types import CompareSummary
 
 SAME = "same"  # same call, same result
 RESULT = "result"  # same call, different summary, score or result size
@@ -65,13 +67,17 @@ class Comparison:
     # (index in a or None, index in b or None, status), in display order
     pairs: list[tuple[int | None, int | None, str]]
     nodes: list[NodeMatch]
-    summary: dict[str, object] = field(default_factory=dict)
     # positions in ``pairs`` of every row that is not SAME (the "differences only" view)
     differing: list[int] = field(default_factory=list)
     # node group (index in ``nodes``) of each pair
     groups: list[int | None] = field(default_factory=list)
     # a MOVED pair → the pair holding the same call in the other run
     partner: dict[int, int] = field(default_factory=dict)
+
+    @cached_property
+    def summary(self) -> CompareSummary:
+        """Pairs per status and the sides' totals (counted once, on the first page asked)."""
+        return _summary(self)
 
     def differences(self, k: int) -> list[str]:
         """Which fields of pair ``k`` differ: summary, score, result size (paired rows only)."""
@@ -169,7 +175,6 @@ def compare(a: list[Call], b: list[Call], titles: dict[str, str] | None = None) 
     comparison = Comparison(a, b, pairs, nodes, partner=partner)
     comparison.differing = [k for k, p in enumerate(pairs) if p[2] != SAME]
     comparison.groups = _groups(a, b, pairs, nodes)
-    comparison.summary = _summary(comparison)
     return comparison
 
 
@@ -263,7 +268,7 @@ def _groups(
     return out
 
 
-def _summary(c: Comparison) -> dict[str, object]:
+def _summary(c: Comparison) -> CompareSummary:
     statuses = Counter(s for _, _, s in c.pairs)
     score_differs = sum(
         1
@@ -273,7 +278,12 @@ def _summary(c: Comparison) -> dict[str, object]:
     return {
         "rows": {"a": len(c.a), "b": len(c.b)},
         "aligned": len(c.pairs),
-        **{status: statuses.get(status, 0) for status in STATUSES},
+        "same": statuses[SAME],
+        "result": statuses[RESULT],
+        "changed": statuses[CHANGED],
+        "only_a": statuses[ONLY_A],
+        "only_b": statuses[ONLY_B],
+        "moved": statuses[MOVED],
         "score_differs": score_differs,
         "nodes": {
             "both": sum(1 for m in c.nodes if m.a and m.b),

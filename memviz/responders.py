@@ -6,7 +6,7 @@ partial to render for htmx; which of the three answers the client gets follows f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ class Outcome:
     message: str
     status: int = 200
     warnings: list[str] = field(default_factory=list)
-    body: dict[str, Any] = field(default_factory=dict)  # the JSON answer ({"error": …} if not ok)
+    body: Mapping[str, object] = field(default_factory=dict)  # the JSON answer ({"error": …} if not ok)
 
     @classmethod
     def refused(cls, message: str, status: int, **body: Any) -> Outcome:

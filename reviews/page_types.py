@@ -48,8 +48,8 @@ class Thread(ThreadPage):
     dom_id: str  # the partial's HTML id, which a write's htmx answer replaces
 
 
-class QueueEntry(TypedDict):
-    """A queue item (`reviews.queue.QueueItem.as_json`) with its link and its title."""
+class QueueItemJson(TypedDict):
+    """A queue item (`reviews.queue.QueueItem.as_json`)."""
 
     key: str
     fingerprint: str
@@ -59,6 +59,11 @@ class QueueEntry(TypedDict):
     canvas: str
     node_id: str
     summary: str
+
+
+class QueueEntry(QueueItemJson):
+    """A queue item with its link and its title."""
+
     url: str
     title: str
 

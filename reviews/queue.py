@@ -12,8 +12,8 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from reviews.page_types import QueueItemJson
 from sessions.page_types import Evidence, FindingJson
 
 
@@ -29,7 +29,7 @@ class QueueItem:
     node_id: str
     summary: str  # the tool call, or the detail, shown as the item's text
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QueueItemJson:
         return {
             "key": self.key,
             "fingerprint": self.fingerprint,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from django.db.models import Count, Q
 from django.urls import reverse
@@ -174,8 +174,7 @@ def _queue_json(agent: Agent, item: QueueItem) -> QueueEntry:
         url = reverse("node", args=[agent.slug, item.canvas, item.node_id])
     else:
         url = reverse("canvas", args=[agent.slug, item.canvas])
-    entry = {**item.as_json(), "url": url, "title": str(TITLES.get(item.kind, item.kind))}
-    return cast(QueueEntry, entry)  # the item's keys are QueueItem.as_json's
+    return {**item.as_json(), "url": url, "title": str(TITLES.get(item.kind, item.kind))}
 
 
 class _Where(TypedDict):

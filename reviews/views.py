@@ -7,7 +7,7 @@ region it came from redrawn, JSON clients the result, others a redirect with a m
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import render
@@ -118,8 +118,7 @@ def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
         reviewed = _text(data, "reviewed") in ("1", "on", "true", "True")
         services.mark_set(obj, target, reviewed, request.user)
         message = _("marked reviewed") if reviewed else _("reviewed mark removed")
-        thread = cast(dict[str, Any], selectors.thread(obj, target))  # Outcome's body: a dict
-        outcome = Outcome(ok=True, message=message, body=thread)
+        outcome = Outcome(ok=True, message=message, body=selectors.thread(obj, target))
         return outcome, selectors.target_url(obj, target), _thread_answer(request, obj, target)
 
     return _write(request, agent, run)
