@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 
 from canvases import branches, selectors
+from canvases.page_types import BranchAnswer
 from canvases.refused import EditRefused
 from memviz.responders import HtmxHttpRequest, Outcome, respond
 from sessions.models import Agent, Canvas
@@ -58,7 +59,7 @@ def branch_answer(
         "Branched %(source)s into mmds/%(file)s with %(rows)d copied row(s); "
         "resume on it from this preview."
     ) % {"source": _source_text(result), "file": result.file, "rows": result.rows_copied}
-    body = {
+    body: BranchAnswer = {
         **result.as_json(),
         "canvas": reverse("canvas", args=[agent, result.file]),
         "preview": preview,

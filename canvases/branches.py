@@ -34,6 +34,7 @@ from canvases.mermaid.branch import (
 )
 from canvases.messages import Said, reasons, said_notes
 from canvases.models import Revision
+from canvases.page_types import BranchMade, BranchSource
 from canvases.refused import EditConflict, EditRefused
 from canvases.services import _author, _run  # the one lock-and-recover wrapper of services
 from canvases.write_path import Change, change_write
@@ -62,15 +63,16 @@ class Moment:
 class BranchOutcome:
     file: str
     revision: Revision
+    source: BranchSource
     id_map: dict[str, str]
     rows_copied: int
     notes: list[str] = field(default_factory=list)  # in the reader's language
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> BranchMade:
         return {
             "file": self.file,
             "revision": self.revision.number,
-            "source": self.revision.params,
+            "source": self.source,
             "id_map": self.id_map,
             "rows_copied": self.rows_copied,
             "notes": self.notes,
@@ -202,12 +204,13 @@ def canvas_branch(
         copied = {
             branch.id_map.get(node, node): [r.key() for r in found] for node, found in rows.items()
         }
-        params = {
+        params: BranchSource = {
             "source": fresh.filename,
             "revision": then.revision,
             "origin": then.origin,
-            **({"session": then.session_id, "row": then.replay_row} if then.session_id else {}),
         }
+        if then.session_id:
+            params["session"], params["row"] = then.session_id, then.replay_row
         lineage = {
             "source_pk": fresh.pk,
             "source_file": fresh.filename,
@@ -226,7 +229,7 @@ def canvas_branch(
             Change(
                 canvas=Canvas(agent=agent, filename=name, number=number_, label=label_),
                 op="branch",
-                params=params,
+                params=dict(params),
                 author=author,
                 user_id=user_id,
                 before_text="",
@@ -246,6 +249,7 @@ def canvas_branch(
         return BranchOutcome(
             file=name,
             revision=written.revision,
+            source=params,
             id_map=branch.id_map,
             rows_copied=sum(len(v) for v in copied.values()),
             notes=said_notes(branch.notes),

@@ -17,7 +17,7 @@ from canvases.indexing import parsed
 from canvases.loading import canvas_url, canvas_view
 from canvases.messages import Said
 from canvases.op_input import request_data
-from canvases.page_types import CanvasPage
+from canvases.page_types import CanvasPage, EditRefusal, ResumeAnswer, SyncAnswer
 from canvases.refused import EditConflict, EditRefused, WriteFailed
 from canvases.views import node_list_html, node_list_items
 from memviz.pages import render_page
@@ -26,14 +26,16 @@ from sessions.models import Agent, Canvas
 
 
 def _refused(exc: EditRefused, canvas: Canvas) -> Outcome:
-    body: dict[str, Any] = {"code": exc.code} if exc.code else {}
+    body: EditRefusal = {"error": str(exc), "status": exc.status}
+    if exc.code:
+        body["code"] = exc.code
     if isinstance(exc, EditConflict):
         body["conflict"] = True
         body["current_hash"] = exc.current_hash or canvas.content_hash
     if isinstance(exc, WriteFailed):
         body["file"] = exc.file
         body["reason"] = exc.reason
-    return Outcome.refused(str(exc), exc.status, **body)
+    return Outcome(ok=False, message=body["error"], status=exc.status, body=body)
 
 
 def _editor(request: HtmxHttpRequest, canvas: Canvas, outcome: Outcome) -> HttpResponse:
@@ -159,7 +161,8 @@ def sync(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     except EditRefused as exc:
         return respond(request, _refused(exc, canvas), redirect_to=back)
     message = str(Said("synced" if changed else "already_synced"))
-    outcome = Outcome(ok=True, message=message, body={"changed": changed})
+    answer: SyncAnswer = {"changed": changed}
+    outcome = Outcome(ok=True, message=message, body=answer)
     return respond(request, outcome, redirect_to=back, htmx=lambda o: _editor(request, canvas, o))
 
 
@@ -230,7 +233,7 @@ def _resume_write(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
         result = services.canvas_resume(canvas=canvas, user=request.user, confirm_live=confirm)
     except EditRefused as exc:
         return respond(request, _refused(exc, canvas), redirect_to=back)
-    body = {"held": result.held, "active": result.active, "message": result.message}
+    body: ResumeAnswer = {"held": result.held, "active": result.active, "message": result.message}
     outcome = Outcome(ok=result.held, message=result.message, body=body)
     return respond(request, outcome, redirect_to=back)
 

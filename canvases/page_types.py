@@ -320,3 +320,68 @@ class ComparePage(TypedDict):
     pictures: list[Picture]  # a, then b (a side whose text is empty is left out)
     branch_url: str  # "branch here" from either side
     sides: list[CompareSide]
+
+
+# ---- what a write answers a script (the ops API, restore, sync, resume, branch) ---------------
+class EditAnswer(TypedDict):
+    """A written edit, restore, undo or redo (`services.EditOutcome.as_json`)."""
+
+    hash: str  # the canvas's content hash now: the next edit's "base"
+    revision: int
+    op: str
+    author: str
+    reapplied_on_newer_text: bool  # the agent had changed the canvas; the edit went on top
+    rows_changed: int  # offload rows whose node_id the edit moved or marked
+    warnings: list[str]
+    text: str  # the canvas as written
+
+
+class EditRefusal(TypedDict):
+    """Why a write was refused (`edit_views._refused`): nothing was written."""
+
+    error: str  # the reason, in the reader's language
+    status: int
+    code: NotRequired[str]  # the reason's code (canvases/messages.py), for scripts
+    conflict: NotRequired[bool]  # the agent changed the canvas: reload from current_hash
+    current_hash: NotRequired[str]
+    file: NotRequired[str]  # the file the disk refused, and why
+    reason: NotRequired[str]
+
+
+class SyncAnswer(TypedDict):
+    changed: bool  # the index differed from the file and was brought in line
+
+
+class ResumeAnswer(TypedDict):
+    held: bool  # state.json still names this canvas right after the write
+    active: str  # what state.json names now ("" when nothing)
+    message: str
+
+
+class BranchSource(TypedDict):
+    """Where a branch came from (its revision's params)."""
+
+    source: str  # the canvas it was cut from
+    revision: int | None  # that canvas's revision (None: its text at an instant of a replay)
+    origin: str  # "revision", "current" (its text now) or "replay" (branches.REVISION …)
+    session: NotRequired[str]  # a replay's session and row
+    row: NotRequired[int | None]
+
+
+class BranchMade(TypedDict):
+    """A new canvas cut from another (`branches.BranchOutcome.as_json`)."""
+
+    file: str
+    revision: int
+    source: BranchSource
+    id_map: dict[str, str]  # the source's node ids → the branch's
+    rows_copied: int
+    notes: list[str]
+
+
+class BranchAnswer(BranchMade):
+    """What the branch endpoints answer: the new canvas, and where to go next."""
+
+    canvas: str  # its canvas page, its resume preview, its resume endpoint
+    preview: str
+    resume: str

@@ -37,6 +37,7 @@ from canvases.live_rules import lines_for_live_agent
 from canvases.mermaid import agent_view, content_hash
 from canvases.messages import Said, reasons, said_notes
 from canvases.models import Revision
+from canvases.page_types import EditAnswer
 from canvases.refused import EditConflict, EditRefused
 from canvases.row_plans import RowPlan
 from canvases.write_path import Change, change_write, intents_recover
@@ -57,7 +58,7 @@ class EditOutcome:
     rows_changed: int = 0
     warnings: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> EditAnswer:
         return {
             "hash": self.hash,
             "revision": self.revision.number,
