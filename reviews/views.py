@@ -6,7 +6,7 @@ region it came from redrawn, JSON clients the result, others a redirect with a m
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from django.http import Http404, HttpResponse
@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from canvases.op_input import request_data
+from canvases.op_input import Field, flag, number, optional, read_sent, request_data
 from memviz.input_refused import InputRefused
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
@@ -26,23 +26,21 @@ from sessions.access import signed_in_to_write
 from sessions.models import Agent
 from sessions.selectors import agent_get
 
+# What each review write reads, typed as every write's input is (canvases/op_input.py). The
+# target's fields and the note's text are optional here: an unknown target is a 404 and an empty
+# note a refusal shown in the thread it was written in, not a bad request.
+TARGET = (optional("kind"), optional("scope"), optional("item"))
+INPUTS: dict[str, tuple[Field, ...]] = {
+    "note": (*TARGET, optional("text"), number("reply_to")),
+    "mark": (*TARGET, flag("reviewed")),
+    "queue": (optional("key"), optional("state")),
+    "promote": (),
+}
 
-def _fields(request: HtmxHttpRequest) -> dict[str, Any]:
-    """The form's fields, or a JSON object body's (read as every write reads its body; a body
-    that cannot be read is refused with `InputRefused`)."""
-    data = request_data(request)
-    return {k: data.get(k) for k in data if k != "csrfmiddlewaretoken"}
 
-
-def _text(data: dict[str, Any], key: str) -> str:
-    value = data.get(key)
-    return value if isinstance(value, str) else "" if value is None else str(value)
-
-
-def _target(agent: Agent, data: dict[str, Any]) -> selectors.Target:
-    found = selectors.target_get(
-        agent, _text(data, "kind"), _text(data, "scope"), _text(data, "item")
-    )
+def _target(agent: Agent, data: Mapping[str, Any]) -> selectors.Target:
+    kind, scope, item = (str(data.get(name) or "") for name in ("kind", "scope", "item"))
+    found = selectors.target_get(agent, kind, scope, item)
     if found is None:
         raise Http404(_("nothing to review there"))
     return found
@@ -72,15 +70,16 @@ def _thread_answer(
 def _write(
     request: HtmxHttpRequest,
     agent: str,
+    write: str,
     run: Callable[
         [Agent, dict[str, Any]], tuple[Outcome, str, Callable[[Outcome], HttpResponse] | None]
     ],
 ) -> HttpResponse:
-    """Refuse the anonymous, run the write, answer every kind of client the same way."""
+    """Read the ``write``'s input, run it, answer every kind of client the same way."""
     obj = agent_get(agent)
     back = reverse("agent-review", args=[agent])
     try:
-        data = _fields(request)
+        data = read_sent(INPUTS[write], request_data(request))
     except InputRefused as exc:
         return respond(request, Outcome.refused(str(exc), exc.status), redirect_to=back)
     htmx: Callable[[Outcome], HttpResponse] | None = None
@@ -99,15 +98,14 @@ def _write(
 def note_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
         target = _target(obj, data)
-        reply = _text(data, "reply_to")
         note = services.note_add(
-            obj, target, _text(data, "text"), request.user, int(reply) if reply.isdigit() else None
+            obj, target, data.get("text", ""), request.user, data.get("reply_to")
         )
         body = {"note": note.pk, "thread": selectors.thread(obj, target)}
         outcome = Outcome(ok=True, message=_("note saved"), status=201, body=body)
         return outcome, selectors.target_url(obj, target), _thread_answer(request, obj, target)
 
-    return _write(request, agent, run)
+    return _write(request, agent, "note", run)
 
 
 @require_POST
@@ -115,13 +113,13 @@ def note_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
 def mark_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
     def run(obj: Agent, data: dict[str, Any]) -> tuple[Outcome, str, Any]:
         target = _target(obj, data)
-        reviewed = _text(data, "reviewed") in ("1", "on", "true", "True")
+        reviewed = data["reviewed"]
         services.mark_set(obj, target, reviewed, request.user)
         message = _("marked reviewed") if reviewed else _("reviewed mark removed")
         outcome = Outcome(ok=True, message=message, body=selectors.thread(obj, target))
         return outcome, selectors.target_url(obj, target), _thread_answer(request, obj, target)
 
-    return _write(request, agent, run)
+    return _write(request, agent, "mark", run)
 
 
 @require_POST
@@ -133,7 +131,7 @@ def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
             return render(request, "reviews/review.html#queue", context)
 
         back = reverse("agent-review", args=[obj.slug])
-        key, state = _text(data, "key"), _text(data, "state")
+        key, state = data.get("key", ""), data.get("state", "")
         try:
             decision = services.queue_decide(obj, key, state, request.user)
         except ReviewRefused as exc:  # e.g. decided meanwhile in another tab
@@ -145,7 +143,7 @@ def queue_view(request: HtmxHttpRequest, agent: str) -> HttpResponse:
         message = _("queue item: %(state)s") % {"state": words.get(state, state)}
         return Outcome(ok=True, message=message, body=body), back, redraw
 
-    return _write(request, agent, run)
+    return _write(request, agent, "queue", run)
 
 
 @require_POST
@@ -171,7 +169,7 @@ def promote_view(request: HtmxHttpRequest, agent: str, note: int) -> HttpRespons
             answer,
         )
 
-    return _write(request, agent, run)
+    return _write(request, agent, "promote", run)
 
 
 @require_GET

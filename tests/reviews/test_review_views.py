@@ -3,6 +3,7 @@ on every page that shows it, and JSON twins of the thread and the review page.""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -133,3 +134,31 @@ def test_a_body_that_cannot_be_read_is_refused_as_every_write_refuses_it(root: P
         assert answer.status_code == 400
         assert answer.json() == {"error": error, "status": 400}
     assert not ReviewNote.objects.exists()
+
+
+def test_each_review_write_reads_its_fields_by_their_kind(root: Path) -> None:
+    """A field of the wrong type is refused with its name (nothing written); a JSON body's
+    values and a form's text read the same (a tick box, a reply's note number)."""
+    client = Client()
+    client.force_login(User.objects.create_user("ann"))
+
+    def post(path: str, body: dict[str, object]) -> tuple[int, dict]:
+        answer = client.post(path, json.dumps(body), content_type="application/json")
+        return answer.status_code, answer.json()
+
+    for field, value, error in [
+        ("text", 5, "'text' must be text"),
+        ("reply_to", "first", "'reply_to' must be a number"),
+    ]:
+        status, body = post("/a/troubled/review/note/", {**NODE, "text": "t", field: value})
+        assert (status, body["error"]) == (400, error)
+    assert not ReviewNote.objects.exists()
+    status, body = post("/a/troubled/review/note/", {**NODE, "text": "first"})
+    assert status == 201
+    reply = {**NODE, "text": "second", "reply_to": str(body["note"])}  # a form's digits
+    assert client.post("/a/troubled/review/note/", reply).status_code == 302
+    assert ReviewNote.objects.get(text="second").thread_id == body["note"]
+    assert post("/a/troubled/review/mark/", {**NODE, "reviewed": True})[0] == 200
+    assert ReviewMark.objects.filter(item="001-N2").exists()
+    client.post("/a/troubled/review/mark/", NODE)  # the box left unticked: the mark goes
+    assert not ReviewMark.objects.exists()
