@@ -18,6 +18,7 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 
 from memviz import outage
+from memviz.live_types import AgentChanged, CanvasUpdated, GroupMessage, RowsSeen
 
 log = logging.getLogger(__name__)
 _REDIS_DOWN = outage.channel_layer_errors()
@@ -90,12 +91,12 @@ def bind_loop(loop: asyncio.AbstractEventLoop) -> None:
         _server_loop = loop
 
 
-def delta_messages(delta: AgentDelta) -> list[tuple[str, dict[str, Any]]]:
+def delta_messages(delta: AgentDelta) -> list[tuple[str, GroupMessage]]:
     """(group, message) pairs for one agent delta; the message ``type`` names the consumer handler."""
-    rows = {}
+    rows: dict[str, RowsSeen] = {}
     for session_id, ids in delta.new_rows.items():
         rows[session_id] = {"count": len(ids), "tool_call_ids": ids[-MAX_IDS_PER_SESSION:]}
-    agent_payload = {
+    agent_payload: AgentChanged = {
         "type": "agent.changed",
         "agent": delta.agent_slug,
         "rows": rows,
@@ -107,11 +108,11 @@ def delta_messages(delta: AgentDelta) -> list[tuple[str, dict[str, Any]]]:
         "canvases_removed": delta.canvases_removed,
         "active_canvas": delta.active_canvas,
     }
-    messages: list[tuple[str, dict[str, Any]]] = [
+    messages: list[tuple[str, GroupMessage]] = [
         (agent_group(delta.agent_pk), {"type": "agent.changed", "payload": agent_payload})
     ]
     for pk, name, number in delta.canvases_changed:
-        payload = {
+        payload: CanvasUpdated = {
             "type": "canvas.updated",
             "agent": delta.agent_slug,
             "canvas": name,
@@ -127,9 +128,9 @@ def broadcast_delta(delta: AgentDelta) -> None:
         group_send(group, message)
 
 
-def change_messages(change: CanvasChange) -> list[tuple[str, dict[str, Any]]]:
+def change_messages(change: CanvasChange) -> list[tuple[str, GroupMessage]]:
     """The messages for a change made through memviz: every open page of the canvas updates."""
-    canvas_payload = {
+    canvas_payload: CanvasUpdated = {
         "type": "canvas.updated",
         "agent": change.agent_slug,
         "canvas": change.canvas,
@@ -139,7 +140,7 @@ def change_messages(change: CanvasChange) -> list[tuple[str, dict[str, Any]]]:
         "hash": change.hash,
         "rows_changed": change.rows_changed,
     }
-    agent_payload = {
+    agent_payload: AgentChanged = {
         "type": "agent.changed",
         "agent": change.agent_slug,
         "rows": {},
@@ -164,7 +165,7 @@ def broadcast_change(change: CanvasChange) -> None:
         group_send(group, message)
 
 
-def group_send(group: str, message: dict[str, Any]) -> None:
+def group_send(group: str, message: GroupMessage) -> None:
     """Send without blocking ingestion; a full or missing layer only loses the live message."""
     layer = get_channel_layer()
     if layer is None:
@@ -190,14 +191,14 @@ def group_send(group: str, message: dict[str, Any]) -> None:
         threading.Thread(target=_send_blocking, args=(layer, group, message), daemon=True).start()
 
 
-def _send_blocking(layer: Any, group: str, message: dict[str, Any]) -> None:
+def _send_blocking(layer: Any, group: str, message: GroupMessage) -> None:
     try:
         async_to_sync(_send)(layer, group, message)
     except Exception:  # noqa: BLE001 - a broadcast must never fail an ingest
         log.exception("live broadcast to %s failed", group)
 
 
-async def _send(layer: Any, group: str, message: dict[str, Any]) -> None:
+async def _send(layer: Any, group: str, message: GroupMessage) -> None:
     try:
         await layer.group_send(group, message)
     except _REDIS_DOWN as exc:  # Redis down: one line per outage, no traceback

@@ -13,6 +13,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer, WebsocketCons
 from django.conf import settings
 
 from memviz import broadcast, outage
+from memviz.live_types import GroupMessage, LiveReady
 from memviz.odd_requests import CONTROL
 
 _CHANNEL_LAYER_DOWN = outage.channel_layer_errors()
@@ -96,7 +97,8 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
             await self.close(code=1013)
             return
         await self.accept()
-        await self.send_json({"type": "live.ready", "agent": agent, "groups": len(groups)})
+        ready: LiveReady = {"type": "live.ready", "agent": agent, "groups": len(groups)}
+        await self.send_json(ready)
 
     async def disconnect(self, code: int) -> None:
         for group in getattr(self, "groups_joined", []):
@@ -122,10 +124,10 @@ class LiveConsumer(AsyncJsonWebsocketConsumer):
                 {"type": "error", "error": 'unknown message; send {"type": "ping"}'}
             )
 
-    async def agent_changed(self, event: dict[str, Any]) -> None:
+    async def agent_changed(self, event: GroupMessage) -> None:
         await self.send_json(event["payload"])
 
-    async def canvas_updated(self, event: dict[str, Any]) -> None:
+    async def canvas_updated(self, event: GroupMessage) -> None:
         await self.send_json(event["payload"])
 
 

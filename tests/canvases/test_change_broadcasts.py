@@ -15,7 +15,9 @@ from canvases import services
 from canvases.models import Revision
 from intake.ingest import ingest_path
 from memviz.broadcast import agent_group, canvas_group
+from memviz.live_types import AgentChanged, CanvasUpdated
 from sessions.models import Canvas
+from tests.shapes import shape_problems
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -80,10 +82,11 @@ def test_a_human_edit_is_broadcast_once_with_its_author(fixtures_root: Path, mem
         user=user,
     )
     message = async_to_sync(_receive)(memory_layer, canvas_channel)["payload"]
-    assert message["type"] == "canvas.updated"
+    assert message["type"] == "canvas.updated" and shape_problems(message, CanvasUpdated) == []
     assert (message["author"], message["op"], message["revision"]) == ("carol", "merge", 2)
     assert message["hash"] == out.hash and message["rows_changed"] == out.rows_changed > 0
     agent_message = async_to_sync(_receive)(memory_layer, agent_channel)["payload"]
+    assert shape_problems(agent_message, AgentChanged) == []
     assert agent_message["canvases"] == [canvas.filename] and agent_message["author"] == "carol"
     with pytest.raises(asyncio.TimeoutError):  # once
         async_to_sync(_receive)(memory_layer, canvas_channel, 0.3)

@@ -17,7 +17,9 @@ from channels.testing import WebsocketCommunicator
 from canvases.models import Revision
 from intake.ingest import ingest_path
 from intake.watch import start_watch_thread
+from memviz.live_types import AgentChanged, CanvasUpdated
 from sessions.models import Agent, AgentSession, Canvas, Row
+from tests.shapes import shape_problems
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -105,6 +107,8 @@ def test_second_process_rows_and_canvas_seen_exactly_once(fixtures_root: Path) -
         stop.set()
         thread.join(10)
     assert out.split() == ["appended", "canvas", "backfilled", "done"]
+    # what a page's script reads: every message has the keys live_types declares
+    assert [m for m in messages if shape_problems(m, AgentChanged | CanvasUpdated)] == []
 
     ids = Counter(
         i
