@@ -47,6 +47,7 @@ from agentfs.paths import (
     open_append,
     read_regular,
 )
+from intake.page_types import PushAnswer, PushError, TokenItem
 from memviz.body_gate import bearer_token
 from sessions.models import StreamToken
 
@@ -64,10 +65,10 @@ class StreamResult:
     agent: str
     applied: int = 0
     duplicates: int = 0
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[PushError] = field(default_factory=list)
     rows_added: int = 0
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> PushAnswer:
         return {
             "agent": self.agent,
             "applied": self.applied,
@@ -137,7 +138,7 @@ def token_revoke(agent_name: str, *, user: Any) -> None:
     token.delete()
 
 
-def tokens_list(user: Any) -> list[dict[str, Any]]:
+def tokens_list(user: Any) -> list[TokenItem]:
     """Every push token (never its hash), and whether ``user`` may rotate or revoke it."""
     return [
         {
@@ -369,7 +370,7 @@ class ParsedEvents:
     rows: dict[str, list[tuple[int, dict[str, Any]]]] = field(default_factory=dict)
     # (line number, path relative to the agent folder, bytes)
     files: list[tuple[int, str, bytes]] = field(default_factory=list)
-    errors: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[PushError] = field(default_factory=list)
 
 
 def _event_target(event: Any) -> tuple[str, Any]:

@@ -15,6 +15,7 @@ from django.views.decorators.http import require_GET, require_POST
 from intake.archive import TEXTS as ARCHIVE_TEXTS
 from intake.archive import ArchiveError
 from intake.jobs import ingest_start, job_retry
+from intake.page_types import TokensPage
 from intake.stream import TokenForbidden, token_create, token_revoke, tokens_list
 from intake.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 from memviz.pages import json_response, render_page, wants_json
@@ -117,7 +118,7 @@ def tokens_view(request: HttpRequest) -> HttpResponse:
         return _token_create(request)
     if request.method != "GET":
         return HttpResponse(status=405)
-    data = {"tokens": tokens_list(request.user), "share_links": links_list(request.user)}
+    data: TokensPage = {"tokens": tokens_list(request.user), "share_links": links_list(request.user)}
     return render_page(request, "intake/tokens.html", data)
 
 

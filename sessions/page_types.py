@@ -298,3 +298,18 @@ class SearchPage(TypedDict):
     refs_indexed: bool
     more: dict[str, int | None]  # per kind: the cursor of its "more" link
     partial: dict[str, bool]  # per kind: stopped by the time budget
+
+
+# ---- share links (the tokens page lists them beside the push tokens) --------------------------
+class ShareLinkItem(TypedDict):
+    """A share link as the tokens page lists it (`share_links.links_list`; never its secret)."""
+
+    key: str
+    agent: str
+    session: str | None  # None: the link opens the whole agent
+    created_by: str | None
+    created_at: datetime
+    expires_at: datetime
+    last_used_at: datetime | None
+    state: str  # "active", "revoked" or "expired"
+    may_manage: bool  # the viewer may revoke it

@@ -22,6 +22,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from sessions.models import Agent, AgentSession, Ref, Row, ShareLink
+from sessions.page_types import ShareLinkItem
 from sessions.selectors import RefLocator
 
 # Lifetimes offered (days); the default is a week, never more than 90 days.
@@ -159,7 +160,7 @@ def may_manage(link: ShareLink, user: Any) -> bool:
     return bool(user.is_staff or link.created_by_id == user.pk)
 
 
-def links_list(user: Any) -> list[dict[str, Any]]:
+def links_list(user: Any) -> list[ShareLinkItem]:
     """Every share link (never its hash) with scope, creator, expiry and state."""
     links: QuerySet[ShareLink] = ShareLink.objects.select_related("agent", "session", "created_by")
     return [

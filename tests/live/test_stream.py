@@ -11,8 +11,10 @@ from channels.testing import WebsocketCommunicator
 from django.core.management import call_command
 from django.test import Client
 
+from intake.page_types import PushAnswer
 from intake.stream import token_create
 from sessions.models import Agent, AgentSession, Canvas, Row, StreamToken
+from tests.shapes import shape_problems
 
 pytestmark = pytest.mark.django_db
 
@@ -165,7 +167,7 @@ def test_per_event_errors_keep_valid_events(push_root: Path) -> None:
         {"type": "row", "session": SID, "row": row(2)},
     )
     response = post(Client(), body, token)
-    assert response.status_code == 200
+    assert response.status_code == 200 and shape_problems(response.json(), PushAnswer) == []
     errors = response.json()["errors"]
     assert [e["line"] for e in errors] == [2, 3, 4, 6, 7, 8, 9, 10, 11]
     assert "not JSON" in errors[0]["reason"] and "tool_call_id" in errors[1]["reason"]

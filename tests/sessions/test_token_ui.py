@@ -42,3 +42,25 @@ def test_bad_agent_name_is_refused(client: Client, django_user_model) -> None:
     response = client.post("/tokens/?format=json", {"agent": "../etc"})
     assert response.status_code == 400 and "agent name" in response.json()["error"]
     assert StreamToken.objects.count() == 0
+
+
+def test_the_tokens_page_json_lists_tokens_and_share_links_never_their_secrets(
+    client: Client, django_user_model
+) -> None:
+    from intake.page_types import TokensPage
+    from sessions.models import Agent
+    from sessions.share_links import link_create
+    from tests.shapes import shape_problems
+
+    ana = django_user_model.objects.create_user("ana", password="pw-123456")
+    client.login(username="ana", password="pw-123456")
+    token = client.post("/tokens/?format=json", {"agent": "remote-box"}).json()["token"]
+    agent = Agent.objects.create(slug="main", name="main", path="/nowhere")
+    link = link_create(agent, None, user=ana)
+    page = client.get("/tokens/?format=json")
+    assert page.status_code == 200 and shape_problems(page.json(), TokensPage) == []
+    data = page.json()
+    assert [t["agent"] for t in data["tokens"]] == ["remote-box"] and data["tokens"][0]["may_manage"]
+    assert [(s["agent"], s["state"]) for s in data["share_links"]] == [("main", "active")]
+    secret = link.path.rsplit("#", 1)[1]
+    assert token not in page.content.decode() and secret not in page.content.decode()
