@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from canvases.op_input import Field, flag, number, optional, read_sent, request_data
+from canvases.op_input import Field, flag, number, optional, read_sent, request_data, value
 from memviz.input_refused import InputRefused
 from memviz.pages import render_page
 from memviz.responders import HtmxHttpRequest, Outcome, respond
@@ -29,7 +29,8 @@ from sessions.selectors import agent_get
 # What each review write reads, typed as every write's input is (canvases/op_input.py). The
 # target's fields and the note's text are optional here: an unknown target is a 404 and an empty
 # note a refusal shown in the thread it was written in, not a bad request.
-TARGET = (optional("kind"), optional("scope"), optional("item"))
+# A row's item is its line number, which a script may send as a number.
+TARGET = (optional("kind"), value("scope"), value("item"))
 INPUTS: dict[str, tuple[Field, ...]] = {
     "note": (*TARGET, optional("text"), number("reply_to")),
     "mark": (*TARGET, flag("reviewed")),

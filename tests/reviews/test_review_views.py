@@ -18,6 +18,7 @@ from tests.pages import one
 pytestmark = pytest.mark.django_db
 HOSTILE = '<script>alert(1)</script><img src=x onerror="alert(2)">'
 NODE = {"kind": "node", "scope": "001-fix-tests.mmd", "item": "001-N2"}
+ROW = {"kind": "row", "scope": dfx.BAD}
 
 
 @pytest.fixture
@@ -162,3 +163,8 @@ def test_each_review_write_reads_its_fields_by_their_kind(root: Path) -> None:
     assert ReviewMark.objects.filter(item="001-N2").exists()
     client.post("/a/troubled/review/mark/", NODE)  # the box left unticked: the mark goes
     assert not ReviewMark.objects.exists()
+    # a row's item is its line number: a script sends it as a number or as digits
+    for item in (2, "2"):
+        status, body = post("/a/troubled/review/note/", {**ROW, "item": item, "text": "row note"})
+        assert status == 201, body
+    assert ReviewNote.objects.filter(kind="row", item="2").count() == 2
