@@ -192,8 +192,9 @@ def revision_page(request: HtmxHttpRequest, canvas: Canvas, number: int) -> Http
 @canvas_view(write=True)
 def revision_restore(request: HtmxHttpRequest, canvas: Canvas, number: int) -> HttpResponse:
     try:
+        base = request_data(request).get("base") or ""  # a form's field or a JSON body's key
         result = services.canvas_restore(
-            canvas=canvas, number=number, base_hash=request.POST.get("base", ""), user=request.user
+            canvas=canvas, number=number, base_hash=str(base), user=request.user
         )
     except EditRefused as exc:
         back = canvas_url(canvas, "canvas-revision", number)

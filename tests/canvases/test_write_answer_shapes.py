@@ -73,6 +73,21 @@ def test_each_refusal_answers_an_edit_refusal(client: Client) -> None:
     assert status == 403 and shape_problems(anonymous, EditRefusal) == []
 
 
+def test_a_restore_sent_as_json_on_a_stale_base_is_refused(
+    client: Client, fixtures_root: Path
+) -> None:
+    """The base a script sends in a JSON body is checked as a form's is: the agent changed the
+    canvas since, so nothing is written and the answer says where the canvas is now."""
+    mmd = fixtures_root / "fixture-a-upstream" / "main" / "mmds" / FILE
+    stale = _base()
+    mmd.write_text(mmd.read_text("utf-8") + '    002-N9["agent step<br/>status: todo"]\n', "utf-8")
+    before = mmd.read_bytes()
+    status, refused = _post(client, CANVAS + "history/1/restore/", {"base": stale})
+    assert status == 409 and shape_problems(refused, EditRefusal) == []
+    assert refused["current_hash"] == content_hash(before.decode()) != stale
+    assert mmd.read_bytes() == before
+
+
 def test_sync_resume_and_branch_answer_their_shapes(client: Client) -> None:
     status, synced = _post(client, CANVAS + "sync/", {})
     assert status == 200 and shape_problems(synced, SyncAnswer) == []
