@@ -37,7 +37,8 @@ SERVER_ROW_FILES = ("entries.jsonl", "pending.jsonl")
 SERVER_MARKERS = ("entries.jsonl", "pending.jsonl", "node-mapping.jsonl", "compact-state.json")
 # Folders of an agent that are never agents themselves.
 CANVAS_DIR = "mmds"  # an agent folder's canvases: <agent>/mmds/NNN-<task>.mmd
-AGENT_SUBDIRS = frozenset({"refs", CANVAS_DIR, "skills"})
+REFS_DIR = "refs"  # its tool results: <agent>/refs/<timestamp>.md
+AGENT_SUBDIRS = frozenset({REFS_DIR, CANVAS_DIR, "skills"})
 
 
 def canvas_file(agent_dir: Path, filename: str) -> Path:
@@ -133,7 +134,7 @@ def _rel(path: Path, base: Path) -> str:
 
 
 def _refs_dir(folder: Path, refused: list[Refusal], base: Path) -> Path:
-    refs = folder / "refs"
+    refs = folder / REFS_DIR
     if is_link(refs):
         refused.append(Refusal("is_link", {"name": f"{_rel(refs, base)}/"}))
         return NO_FOLDER
@@ -142,7 +143,7 @@ def _refs_dir(folder: Path, refused: list[Refusal], base: Path) -> Path:
 
 def _linked_dirs(folder: Path, refused: list[Refusal], base: Path) -> None:
     for path in _linked(folder):
-        if path.name not in (CANVAS_DIR, "refs") and path.is_dir():
+        if path.name not in (CANVAS_DIR, REFS_DIR) and path.is_dir():
             refused.append(Refusal("is_link", {"name": f"{_rel(path, base)}/"}))
 
 
@@ -152,7 +153,7 @@ def _has_agent_markers(entries: list[os.DirEntry[str]]) -> bool:
         return True
     if any(is_offload_file_name(n) for n in names):
         return True
-    return "refs" in names and CANVAS_DIR in names
+    return REFS_DIR in names and CANVAS_DIR in names
 
 
 def is_agent_folder(path: Path) -> bool:

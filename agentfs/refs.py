@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentfs import json_text
+from agentfs.layout import REFS_DIR
 from agentfs.paths import check_relative, confine, open_regular
 
 __all__ = [
@@ -27,7 +28,11 @@ HEAD_READ_BYTES = 8192
 
 RefVariant = Literal["upstream", "go", "server", "unknown"]
 
-_SERVER_KEY = re.compile(r"^offload/[^/]+/(refs/.+)$")
+_SERVER_KEY = re.compile(rf"^offload/[^/]+/({REFS_DIR}/.+)$")
+# The plugin's own form of a result_ref, `refs/<name>`: `ref_relative` gives it back unchanged (no
+# outer space, no `..`, NUL or backslash), so a hot path may take it as the ref's name without
+# parsing it as a path (tests/agentfs/test_ref_names.py holds the two to each other).
+PLAIN_REF = re.compile(rf"{REFS_DIR}/(?!\.\.?\Z)([^/\\\x00]*[^/\\\x00\s])\Z")
 
 # Upstream and E: "**Tool:** x"; S: "**tool_call_id:** x"; T: "- tool_name: x".
 _BOLD_FIELD = re.compile(r"^\*\*([A-Za-z_ ]+):\*\*[ \t]*(.*?)[ \t]*\r?$", re.M)
@@ -55,7 +60,18 @@ def ref_relative(result_ref: str) -> str:
     server = _SERVER_KEY.match(relative)
     if server:
         return server.group(1)
-    return relative if "/" in relative else f"refs/{relative}"
+    return relative if "/" in relative else f"{REFS_DIR}/{relative}"
+
+
+def ref_url_name(name: str) -> str:
+    """The name the ref page's URL takes for the ref ``name`` of the index (without `refs/`)."""
+    return name.removeprefix(f"{REFS_DIR}/")
+
+
+def ref_names(url_name: str) -> list[str]:
+    """The names of the index a ref page's URL name stands for: `refs/<it>`, or itself (a ref
+    outside `refs/`, which a row may cite by a path)."""
+    return [f"{REFS_DIR}/{url_name}", url_name]
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from typing import Any
 
 from agentfs import json_text
 from agentfs.jsonl import MAX_NESTING, nesting_exceeds
+from agentfs.layout import REGISTRY_FILE, STATE_FILE
 from agentfs.paths import UnsafePath, confine_file, is_link, open_regular
 from agentfs.wording import Refusal, refusal_of
 
@@ -73,7 +74,7 @@ def _read_json_object(path: Path | None, what: str) -> tuple[dict[str, Any], Ref
 
 def read_state(path: Path | None) -> StateFile:
     """Read an agent's (or a Go session's) `state.json`; keys are kept exactly as written."""
-    data, problem, raw = _read_json_object(path, "state.json")
+    data, problem, raw = _read_json_object(path, STATE_FILE)
     return StateFile(data=data, problem=problem, raw=raw)
 
 
@@ -120,7 +121,7 @@ def read_registry(
     """
     if path is None or not (Path(path).exists() or is_link(path)):
         return [], None
-    data, problem, _raw = _read_json_object(path, "sessions-registry.json")
+    data, problem, _raw = _read_json_object(path, REGISTRY_FILE)
     if problem is not None:
         return [], problem
     entries: list[RegistryEntry] = []
@@ -149,7 +150,7 @@ def read_registry(
         )
     if skipped:
         return entries, Refusal(
-            "registry_skipped", {"keys": ", ".join(skipped)}, where="sessions-registry.json"
+            "registry_skipped", {"keys": ", ".join(skipped)}, where=REGISTRY_FILE
         )
     return entries, None
 

@@ -23,7 +23,7 @@ from agentfs.atomic import (
     sha256_bytes,
     write_atomic,
 )
-from agentfs.layout import CANVAS_DIR
+from agentfs.layout import CANVAS_DIR, STATE_FILE
 from agentfs.paths import read_regular
 
 CANVAS_BUDGET_CHARS = 4000
@@ -192,7 +192,7 @@ def create_minimal_state(agent_dir: Path, mmd_file: str) -> str:
     """
     agent_dir = Path(agent_dir)
     _check_canvas_name(agent_dir / CANVAS_DIR, mmd_file)
-    path = agent_dir / "state.json"
+    path = agent_dir / STATE_FILE
     state = {"activeMmdFile": mmd_file, "activeMmdId": canvas_label(mmd_file)}
     data = json_text.dumps(state, ensure_ascii=False, indent=2).encode("utf-8")
     with lock_folder(agent_dir):

@@ -12,7 +12,7 @@ from typing import TypedDict
 from django.utils.translation import gettext as _
 
 from agentfs.paths import LinkRefused, UnsafePath, confine
-from agentfs.refs import read_ref_page, split_ref, unwrap_tool_result
+from agentfs.refs import read_ref_page, ref_names, ref_url_name, split_ref, unwrap_tool_result
 from sessions import selectors
 from sessions.models import Ref
 from sessions.reader_words import refusal_words
@@ -55,7 +55,7 @@ class RefRefused(Exception):
 def ref_file(agent_slug: str, name: str) -> tuple[Ref, Path]:
     """The indexed ref `name` of the agent and its path (opened later without following links)."""
     agent = selectors.agent_get(agent_slug)
-    ref = Ref.objects.filter(agent=agent, name__in=[f"refs/{name}", name]).order_by("name").first()
+    ref = Ref.objects.filter(agent=agent, name__in=ref_names(name)).order_by("name").first()
     if ref is None:
         message = _("missing: ref %(name)r is not in this agent's folder") % {"name": name}
         raise RefRefused(message, 404)
@@ -88,7 +88,7 @@ def ref_page(agent_slug: str, name: str, offset: int, limit: int) -> tuple[RefPa
     data: RefPage = {
         "agent": agent_slug,
         "name": ref.name,
-        "url_name": selectors.ref_url_name(ref.name),
+        "url_name": ref_url_name(ref.name),
         "tool": ref.tool,
         "call_id": ref.call_id,
         "timestamp": ref.timestamp,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfs import json_text
-from agentfs.layout import CANVAS_DIR
+from agentfs.layout import CANVAS_DIR, STATE_FILE
 from agentfs.paths import UnsafePath, open_regular
 from agentfs.row_fields import WAIT, is_wait
 from agentfs.state import read_state
@@ -114,7 +114,7 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     folder = Path(agent.path)
     newest = _newest_foreign(
         agent,
-        [folder / "state.json", *folder.glob("offload-*.jsonl"), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
+        [folder / STATE_FILE, *folder.glob("offload-*.jsonl"), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
     )
     reasons = []
     age = now - newest if newest is not None else None
@@ -129,7 +129,7 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
 def state_data(agent: Agent) -> dict[str, Any]:
     """The agent's state.json as it is on disk now ({} when missing or unreadable)."""
     # read_state goes through the one opener: no link, FIFO or device, a bounded size.
-    state = read_state(Path(agent.path) / "state.json")
+    state = read_state(Path(agent.path) / STATE_FILE)
     return state.data if state.error is None else {}
 
 

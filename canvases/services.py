@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 from django.db import DatabaseError, transaction
 
 from agentfs.atomic import PreconditionFailed
+from agentfs.layout import STATE_FILE
 from agentfs.paths import FileTooLarge, LinkRefused, UnsafePath, confine_file, read_regular
 from agentfs.remap import rows_with_nodes
 from agentfs.state_edit import state_name_active
@@ -430,7 +431,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         live = liveness.agent_live(agent)
         if live.live and not confirm_live:
             raise EditConflict(Said("resume_while_live", reasons=reasons(live.reasons)))
-        path = confine_file(Path(agent.path), "state.json")  # a linked state.json is refused
+        path = confine_file(Path(agent.path), STATE_FILE)  # a linked state.json is refused
         previous = liveness.state_active(agent)
         priors = own_writes.before(agent, [path])
         try:

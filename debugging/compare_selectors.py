@@ -7,7 +7,6 @@ fingerprints); a page is then a slice of it found by bisection, so the 300th pag
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from typing import TypedDict
 from urllib.parse import quote
@@ -15,6 +14,7 @@ from urllib.parse import quote
 from django.db.models import OuterRef, Subquery
 from django.urls import reverse
 
+from agentfs.refs import PLAIN_REF, ref_url_name
 from agentfs.row_fields import GO_DRAWN_PREFIX
 from debugging.debug_cache import memo, session_fingerprint
 from debugging.debug_selectors import ref_name
@@ -34,8 +34,6 @@ from debugging.session_compare import Call, Comparison, compare
 from sessions.models import Agent, AgentSession, CanvasNode, Ref, Row
 
 PAGE = 100
-# The plugin's own form of result_ref, the ref's name in the index as it is (ref_name agrees).
-_PLAIN_REF = re.compile(r"refs/(?!\.\.?\Z)[^/\\\x00]+\Z")
 CHUNK = 500  # names per IN (…) query: well under SQLite's bound-parameter limit
 SHOW = ("all", "diff")
 
@@ -60,7 +58,7 @@ def load_calls(agent: Agent, session: AgentSession) -> list[Call]:
     other = {  # result_refs of another form (a bare file name, a server key): looked up by name
         name
         for r in rows
-        if r[7] is None and r[6] and not _PLAIN_REF.match(r[6]) and (name := ref_name(r[6])[0])
+        if r[7] is None and r[6] and not PLAIN_REF.match(r[6]) and (name := ref_name(r[6])[0])
     }
     sizes: dict[str, int] = {}
     for part in _chunks(sorted(other)):
@@ -81,7 +79,7 @@ def load_calls(agent: Agent, session: AgentSession) -> list[Call]:
 
 
 def _other(result_ref: str | None, sizes: dict[str, int]) -> int | None:
-    if not sizes or not result_ref or _PLAIN_REF.match(result_ref):
+    if not sizes or not result_ref or PLAIN_REF.match(result_ref):
         return None
     name = ref_name(result_ref)[0]
     return sizes.get(name) if name else None
@@ -284,7 +282,7 @@ class _Links:
         name, _ = ref_name(call.result_ref)
         ref_url = None
         if name is not None and call.result_size is not None:  # a ref the index holds
-            ref_url = self.ref_base.replace("__REF__", quote(name.removeprefix("refs/")))
+            ref_url = self.ref_base.replace("__REF__", quote(ref_url_name(name)))
         return {
             "row": call.id,
             "line_no": call.line_no,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,7 +19,8 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from agentfs.paths import UnsafePath, check_relative, confine_file
+from agentfs.paths import UnsafePath, confine_file
+from agentfs.refs import ref_relative
 from agentfs.row_fields import WAIT_SQL, aliases_of_all
 from canvases.mermaid import parse
 from canvases.models import Revision
@@ -48,7 +48,6 @@ ROW_FIELDS = (
     "node_id",
     "result_ref",
 )
-_SERVER_KEY = re.compile(r"^offload/[^/]+/(refs/.+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,15 +77,10 @@ def ref_name(result_ref: str | None) -> tuple[str | None, str]:
     """The ref's name in the index for a row's ``result_ref``, and "none"/"refused"/"named"."""
     if result_ref is None or not result_ref.strip():
         return None, "none"
-    value = result_ref.strip()
     try:
-        check_relative(value)
+        return ref_relative(result_ref), "named"
     except UnsafePath:
         return None, "refused"
-    server = _SERVER_KEY.match(value)
-    if server:
-        return server.group(1), "named"
-    return (value if "/" in value else f"refs/{value}"), "named"
 
 
 def canvases_parsed(agent: Agent) -> list[diag.DiagCanvas]:

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO
 
+from agentfs.layout import CANVAS_DIR, REFS_DIR, STATE_FILE
 from canvases.mermaid.code_words import CodeWords, gettext_noop
 
 CHUNK = 1 << 20
@@ -241,7 +242,7 @@ def ingest_root_of(folder: Path) -> Path:
         if only is None or not only.is_dir():
             return current
         children = set(os.listdir(only))
-        if {"mmds", "refs", "state.json"} & children or any(
+        if {CANVAS_DIR, REFS_DIR, STATE_FILE} & children or any(
             c.startswith("offload-") for c in children
         ):
             return current

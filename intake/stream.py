@@ -38,7 +38,14 @@ from django.utils import timezone
 from agentfs import json_text
 from agentfs.atomic import lock_folder, write_atomic
 from agentfs.jsonl import MAX_NESTING, nesting_exceeds, read_rows, sanitize_unsafe_chars
-from agentfs.layout import CANVAS_DIR, is_ignored_name, is_offload_file_name
+from agentfs.layout import (
+    CANVAS_DIR,
+    REFS_DIR,
+    REGISTRY_FILE,
+    STATE_FILE,
+    is_ignored_name,
+    is_offload_file_name,
+)
 from agentfs.paths import (
     UnsafePath,
     check_relative,
@@ -389,15 +396,15 @@ def _event_target(event: Any) -> tuple[str, Any]:
             raise EventError("row needs a non-empty string tool_call_id")
         return "row", (_session_file_name(event.get("session")), row)
     if kind == "ref":
-        name = _file_name(event.get("name"), folder="refs", suffix=".md")
-        return "file", (f"refs/{name}", _text(event))
+        name = _file_name(event.get("name"), folder=REFS_DIR, suffix=".md")
+        return "file", (f"{REFS_DIR}/{name}", _text(event))
     if kind == "canvas":
         name = _file_name(event.get("name"), folder=CANVAS_DIR, suffix=".mmd")
-        return "file", (f"mmds/{name}", _text(event))
+        return "file", (f"{CANVAS_DIR}/{name}", _text(event))
     if kind == "state":
-        return "file", ("state.json", _pretty_json(event.get("state"), "state"))
+        return "file", (STATE_FILE, _pretty_json(event.get("state"), "state"))
     if kind == "registry":
-        return "file", ("sessions-registry.json", _pretty_json(event.get("registry"), "registry"))
+        return "file", (REGISTRY_FILE, _pretty_json(event.get("registry"), "registry"))
     raise EventError(f"unknown event type {kind!r} (expected one of {EVENT_TYPES})")
 
 
@@ -445,7 +452,7 @@ def stream_apply(*, agent_name: str, body: bytes, index: bool = True) -> StreamR
     result.errors.extend(parsed.errors)
     if not parsed.rows and not parsed.files:
         return result
-    for sub in ("refs", CANVAS_DIR):
+    for sub in (REFS_DIR, CANVAS_DIR):
         # The spec's layout; a write that then cannot happen is reported with its own event.
         with contextlib.suppress(OSError):
             (folder / sub).mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from contextlib import suppress
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -14,8 +13,9 @@ from django.db.models import F, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils.translation import gettext as _
 
+from agentfs.layout import REFS_DIR
 from agentfs.paths import UnsafePath, check_relative
-from agentfs.refs import ref_relative
+from agentfs.refs import PLAIN_REF, ref_relative, ref_url_name
 from agentfs.row_fields import WAIT
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 from sessions import counters, search
@@ -173,9 +173,9 @@ class RefLocator:
         if not result_ref:
             return None
         try:
-            plain = _PLAIN_REF.match(result_ref)
+            plain = PLAIN_REF.match(result_ref)
             if plain:  # the plugin's own form: no need to parse it as a path
-                relative, folder, name = result_ref, PurePosixPath("refs"), plain.group(1)
+                relative, folder, name = result_ref, PurePosixPath(REFS_DIR), plain.group(1)
             else:
                 relative = ref_relative(result_ref)
                 pure = check_relative(relative)
@@ -202,16 +202,9 @@ def _outside(relative: str) -> UnsafePath:
     return UnsafePath("path_leaves", path=relative)
 
 
-_PLAIN_REF = re.compile(r"^refs/([^/\\\x00]+\.md)$")
-
-
 def ref_locate(agent: Agent, result_ref: str | None) -> RefPlace | None:
     """Where one row's ``result_ref`` points (see ``RefLocator``)."""
     return RefLocator(agent).locate(result_ref)
-
-
-def ref_url_name(name: str) -> str:
-    return name[5:] if name.startswith("refs/") else name
 
 
 AGENT_CANVASES = 25

@@ -21,6 +21,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from agentfs.refs import ref_names
 from sessions.models import Agent, AgentSession, Ref, Row, ShareLink
 from sessions.page_types import ShareLinkItem
 from sessions.selectors import RefLocator
@@ -209,7 +210,7 @@ def _covers(link: ShareLink, url_name: str, kwargs: dict[str, Any]) -> bool:
 
 
 def _session_cites(agent: Agent, session: AgentSession, url_name: str) -> bool:
-    ref = Ref.objects.filter(agent=agent, name__in=[url_name, f"refs/{url_name}"]).first()
+    ref = Ref.objects.filter(agent=agent, name__in=ref_names(url_name)).first()
     if ref is None:
         return False
     locator = RefLocator(agent)
