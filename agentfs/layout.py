@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,8 @@ SERVER_ROW_FILES = ("entries.jsonl", "pending.jsonl")
 SERVER_MARKERS = ("entries.jsonl", "pending.jsonl", "node-mapping.jsonl", "compact-state.json")
 # Folders of an agent that are never agents themselves.
 CANVAS_DIR = "mmds"  # an agent folder's canvases: <agent>/mmds/NNN-<task>.mmd
+# The NNN- of a canvas file and of its nodes' ids (`003-k8s.mmd`, `003-N2`): the plugin's `^(\d+)-`.
+NUMBER_PREFIX = re.compile(r"^(\d+)-")
 REFS_DIR = "refs"  # its tool results: <agent>/refs/<timestamp>.md
 AGENT_SUBDIRS = frozenset({REFS_DIR, CANVAS_DIR, "skills"})
 
@@ -89,6 +92,20 @@ def is_ignored_name(name: str) -> bool:
 def is_offload_file_name(name: str) -> bool:
     """The plugin's own test for a session file."""
     return name.startswith("offload-") and name.endswith(".jsonl") and not is_ignored_name(name)
+
+
+def offload_files(agent_dir: Path) -> list[Path]:
+    """An agent folder's session files, sorted: plain files only (a link is not followed), none
+    when the folder is gone."""
+    try:
+        entries = list(os.scandir(agent_dir))
+    except FileNotFoundError:
+        return []
+    return sorted(
+        Path(entry.path)
+        for entry in entries
+        if is_offload_file_name(entry.name) and entry.is_file(follow_symlinks=False)
+    )
 
 
 def _entries(folder: Path) -> list[os.DirEntry[str]]:

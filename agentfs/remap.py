@@ -54,6 +54,7 @@ from typing import Protocol
 
 from agentfs import inode_io
 from agentfs.atomic import fsync_folder, lock_folder, open_temp_beside, write_all
+from agentfs.layout import offload_files
 from agentfs.paths import open_regular, open_regular_fd
 from agentfs.row_edits import RowEditor
 
@@ -85,19 +86,6 @@ class RemapResult:
     rows_changed: int = 0
     per_file: dict[str, int] = field(default_factory=dict)  # changed files only
     retries: int = 0
-
-
-def is_offload_file_name(name: str) -> bool:
-    """The plugin's test: `startsWith("offload-") && endsWith(".jsonl")`; dotfiles never pass."""
-    return name.startswith("offload-") and name.endswith(".jsonl")
-
-
-def offload_files(agent_dir: Path) -> list[Path]:
-    return sorted(
-        entry
-        for entry in Path(agent_dir).iterdir()
-        if is_offload_file_name(entry.name) and entry.is_file() and not entry.is_symlink()
-    )
 
 
 def remap_rows(

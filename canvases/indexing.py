@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from agentfs.layout import CANVAS_DIR
+from agentfs.layout import CANVAS_DIR, NUMBER_PREFIX
 from agentfs.paths import read_regular
 from agentfs.wording import refusal_of
 from canvases.mermaid import Canvas as ParsedCanvas
@@ -17,7 +17,6 @@ from canvases.models import Revision
 from sessions import counters, search_index
 from sessions.models import Agent, Canvas, CanvasNode
 
-NUMBER_PREFIX = re.compile(r"^(\d+)-")
 NUMBER_SUFFIX = re.compile(r"-(\d+)\.mmd$")
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from agentfs import json_text
-from agentfs.layout import CANVAS_DIR, STATE_FILE
+from agentfs.layout import CANVAS_DIR, STATE_FILE, offload_files
 from agentfs.paths import UnsafePath, open_regular
 from agentfs.row_fields import WAIT, is_wait
 from agentfs.state import read_state
@@ -68,7 +68,7 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> Said | N
         with contextlib.suppress(ValueError):
             stamp = datetime.fromisoformat(stamp_text.replace("Z", "+00:00"))
             recent = recent or bool(stamp.tzinfo and now - stamp.timestamp() < window)
-    claimed = _newest_foreign(agent, sorted(Path(agent.path).glob("offload-*.jsonl")))
+    claimed = _newest_foreign(agent, offload_files(Path(agent.path)))
     if not recent and (claimed is None or now - claimed >= window):
         return None  # stale claims of a failed pass (hazard 4)
     return Said("live_mid_flight", rows=len(stamps))
@@ -83,7 +83,7 @@ CLAIM_TAIL_BYTES = 64 * 1024
 def _claims_not_yet_indexed(agent: Agent, now: float) -> bool:
     """`wait` rows at the end of an offload file the agent wrote in the last seconds."""
     ours = own_writes.records(agent)
-    for path in Path(agent.path).glob("offload-*.jsonl"):
+    for path in offload_files(Path(agent.path)):
         with contextlib.suppress(OSError, UnsafePath):
             mtime = own_writes.foreign_mtime(ours.get(own_writes.relpath(agent, path)), path.stat())
             if mtime is None or now - mtime > CLAIM_GRACE_S:
@@ -114,7 +114,7 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     folder = Path(agent.path)
     newest = _newest_foreign(
         agent,
-        [folder / STATE_FILE, *folder.glob("offload-*.jsonl"), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
+        [folder / STATE_FILE, *offload_files(folder), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
     )
     reasons = []
     age = now - newest if newest is not None else None

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentfs.remap import Editor, offload_files
+from agentfs.layout import offload_files
+from agentfs.remap import Editor
 from agentfs.row_edits import ABSENT, RecordingEditor, RowEditor, RowRestorer
 from agentfs.row_fields import alias_map, aliases_of_all, offloaded_text
 from sessions.models import AgentSession, Row

@@ -15,11 +15,11 @@ whose number prefixes it); rows before the first placed row take the first place
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agentfs.layout import NUMBER_PREFIX
 from agentfs.row_fields import is_wait, node_aliases, row_spelling
 from canvases.canvas_scene import canvas_scene
 from canvases.mermaid import Canvas as ParsedCanvas
@@ -29,7 +29,6 @@ from debugging.page_types import ReplayFrame, ReplayScene
 from sessions.instants import iso, parse_instant
 
 REVISION, RECONSTRUCTED, CURRENT = "revision", "reconstructed", "current"
-_NUMBER = re.compile(r"^(\d+)-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +182,7 @@ def _canvas_of(
         return None
     if node_id in by_node:
         return by_node[node_id]
-    match = _NUMBER.match(row_spelling(node_id))
+    match = NUMBER_PREFIX.match(row_spelling(node_id))
     return by_number.get(int(match.group(1))) if match else None
 
 
@@ -216,7 +215,7 @@ def build_replay(
     latest = {file: vs[-1].text for file, vs in ordered.items()}
     by_number: dict[int, str] = {}
     for name in sorted(ordered):
-        match = _NUMBER.match(name)
+        match = NUMBER_PREFIX.match(name)
         if match:
             by_number.setdefault(int(match.group(1)), name)
     times = _carry_times(rows)

@@ -15,13 +15,14 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from agentfs.layout import NUMBER_PREFIX
+
 from .header import write_header
 from .id_statements import id_statement_text
 from .parser import parse
 from .patch import Patch
 from .wording import Note
 
-NUMBER_PREFIX = re.compile(r"^(\d+)-")
 ID_WITH_PREFIX = re.compile(r"^(n_)?(\d+)-(N\d+)$")
 LABEL_MAX = 40  # the plugin asks for ≤ 30 kebab-case characters; a suffix leaves room
 UNSAFE_LABEL = re.compile(r"[^\w\-]+")  # \w: letters of any script, digits, underscore

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from agentfs import inode_io
-from agentfs.remap import RemapResult, offload_files, remap_rows, rows_with_nodes
+from agentfs.layout import offload_files
+from agentfs.remap import RemapResult, remap_rows, rows_with_nodes
 
 HERE = Path(__file__).resolve().parent
 FILE_A1 = "offload-3f2b9c1e-7a41-4d2e-9b0a-5c6e1f2d8a90.jsonl"
@@ -82,6 +83,21 @@ def test_unknown_keys_and_odd_values_survive(agent_c: Path) -> None:
         name,
         "offload-9c8b7a65-4321-4fed-8cba-0123456789ab.jsonl",
     ]
+
+
+def test_the_writer_edits_the_session_files_the_reader_reads_and_no_leftover(
+    agent_c: Path,
+) -> None:
+    """A `*.tmp.*` leftover named like a session file is never parsed (spec §7 item 19): not by
+    the reader, not by a merge's row edit either; a folder that is gone has no session files."""
+    name = "offload-1a2b3c4d-5e6f-4a8b-9c0d-ef1234567890.jsonl"
+    leftover = agent_c / "offload-1a2b3c4d.tmp.3f9a.jsonl"
+    leftover.write_bytes((agent_c / name).read_bytes())
+    before = leftover.read_bytes()
+    assert remap_rows(agent_c, node_map={"002-N3": "002-N2"}).rows_changed > 0
+    assert leftover.read_bytes() == before
+    assert leftover not in offload_files(agent_c)
+    assert offload_files(agent_c / "gone") == []
 
 
 def test_prune_marks_rows_deleted_keeping_existing_flag_position(agent_a: Path) -> None:
