@@ -12,9 +12,9 @@ from collections import Counter
 
 from debugging.page_types import LayerCount, SessionReport
 from sessions.page_types import Evidence
+from sessions.ref_render import fenced, longest_backticks
 
 TIMELINE_ROWS = 60
-_TICKS = re.compile(r"`+")
 
 
 # Markdown punctuation that could start a link, an image, emphasis, a code span or raw HTML:
@@ -36,17 +36,14 @@ def cell(value: object, limit: int = 120) -> str:
 def code(value: object, limit: int = 120) -> str:
     """Untrusted text as a code span (literal), delimited by more backticks than it holds."""
     text = _one_line(value, limit).replace("|", "\\|")  # a pipe would still split a table cell
-    longest = max((len(m) for m in _TICKS.findall(text)), default=0)
-    ticks = "`" * (longest + 1)
+    ticks = "`" * (longest_backticks(text) + 1)
     return f"{ticks} {text} {ticks}" if text.startswith("`") or text.endswith("`") else (
         f"{ticks}{text or ' '}{ticks}"
     )
 
 
 def fence(body: str, info: str = "") -> str:
-    longest = max((len(m) for m in _TICKS.findall(body)), default=0)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{info}\n{body.rstrip(chr(10))}\n{ticks}"
+    return fenced(body.rstrip("\n"), info)
 
 
 def _tool_name(call: str) -> str:

@@ -130,6 +130,15 @@ def code_to_html(text: str, language: str | None = None) -> str:
     """A highlighted code block; the fence outgrows any backtick run inside the text."""
     if language is None:
         language = "json" if _looks_like_json(text) else "text"
-    longest = max((len(m.group(0)) for m in BACKTICK_RUN.finditer(text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return markdown_to_html(f"{fence}{language}\n{text}\n{fence}")
+    return markdown_to_html(fenced(text, language))
+
+
+def longest_backticks(text: str) -> int:
+    """The longest run of backticks in ``text``: a code span or fence around it needs more."""
+    return max((len(m.group(0)) for m in BACKTICK_RUN.finditer(text)), default=0)
+
+
+def fenced(text: str, info: str = "") -> str:
+    """``text`` as a fenced code block whose fence outgrows any backtick run inside it."""
+    fence = "`" * max(3, longest_backticks(text) + 1)
+    return f"{fence}{info}\n{text}\n{fence}"

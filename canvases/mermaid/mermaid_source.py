@@ -30,9 +30,8 @@ import re
 from .model import Canvas
 from .parser import parse_drawn
 from .render import _status_lines
-from .repair import repair_text
+from .repair import FENCE_LINE, repair_text
 
-FENCE = re.compile(r"[ \t]*```")
 # `%%{init: …}%%`, `%%{ "init": … }%%`, `%%{wrap}%%`: mermaid's own directives, kept.
 DIRECTIVE = re.compile(r"""[ \t]*%%\{[ \t]*["']?(?:init|initialize|wrap)\b""")
 BRACED = re.compile(r"[ \t]*%{1,2}\{")
@@ -53,7 +52,7 @@ def mermaid_source(text: str) -> str:
     lines = text.split("\n")
     for number, line in enumerate(lines):
         braced = BRACED.match(line) and not DIRECTIVE.match(line)
-        if braced or FENCE.match(line) or CLICK.match(line):
+        if braced or FENCE_LINE.match(line) or CLICK.match(line):
             lines[number] = COMMENT
         else:
             line = ARROW_ENTITY.sub(lambda m: ARROWS[m.group(0)], line)

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from .labels import SEGMENT_SPLIT, decode_label
-from .lexer import NODE_ID, SHAPE_DELIMITERS
+from .lexer import CLASS_SUFFIX, NODE_ID, SHAPE_DELIMITERS
 from .model import STATUS_VOCABULARY, Canvas, Link, NodeRef, Statement, Subgraph
 from .parser import CLASS_NAME, DIRECTION, parse_drawn
 from .vocabulary import STATUS_STYLES as STATUS_LOOKS
@@ -55,7 +55,6 @@ _LABEL_ESCAPES = {
 _LABEL_SPECIAL = re.compile('[&<>"`%|\\\\]')
 # Text with nothing mermaid or HTML would read: no markup, entity, control or quoting character.
 _PLAIN = re.compile('[^&<>"`%|#\\\\\x00-\x1f\x7f-\x9f\u2028\u2029]*')
-_CLASS_SUFFIX = re.compile(r":::[\w-]+")
 # Plain colours, lengths and keywords: no url(), no escapes, no quotes, no at-rules.
 _SAFE_CSS = re.compile(r"[\w\s#:;,.%()!+-]*")
 _UNSAFE_CSS_WORDS = re.compile(r"url|expression|image|import|var\(|attr\(|src", re.IGNORECASE)
@@ -288,7 +287,7 @@ class _Renderer:
             shape = shape_text(ref.shape, label_from_raw(ref.label_raw))
             after = ref.shape_end if ref.shape_end >= 0 else ref.end
         suffix = self.text[after : ref.end] if ref.end > after else ""
-        if suffix and not _CLASS_SUFFIX.fullmatch(suffix):
+        if suffix and not CLASS_SUFFIX.fullmatch(suffix):
             suffix = ""
         return node_id + shape + suffix
 
