@@ -12,15 +12,17 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 
+from canvases.op_input import optional, read_sent, request_data
 from intake.archive import TEXTS as ARCHIVE_TEXTS
 from intake.archive import ArchiveError
 from intake.jobs import ingest_start, job_retry
 from intake.page_types import TokensPage
 from intake.stream import TokenForbidden, token_create, token_revoke, tokens_list
 from intake.uploads import UploadBusy, upload_delete, upload_store, uploads_list
+from memviz.input_refused import InputRefused
 from memviz.pages import json_response, render_page, wants_json
 from memviz.public_errors import public_data, scrub_paths
-from memviz.responders import HtmxHttpRequest, Outcome, respond
+from memviz.responders import HtmxHttpRequest, Outcome, respond, wants_json_answer
 from memviz.said import said
 from sessions import home_selectors
 from sessions.access import signed_in_to_write
@@ -122,9 +124,16 @@ def tokens_view(request: HttpRequest) -> HttpResponse:
     return render_page(request, "intake/tokens.html", data)
 
 
+TOKEN_INPUT = (optional("agent"),)  # its name is checked by token_create, with the reason
+
+
 def _token_create(request: HttpRequest) -> HttpResponse:
     """Create (or rotate) the push token of an agent; shown once, only its hash is kept."""
-    name = request.POST.get("agent", "").strip()
+    try:
+        sent = read_sent(TOKEN_INPUT, request_data(request))  # a form, or a script's JSON body
+    except InputRefused as exc:
+        return token_page_refusal(request, str(exc), exc.status)
+    name = sent.get("agent", "").strip()
     try:
         token = token_create(name, user=request.user)
     except TokenForbidden as exc:
@@ -133,7 +142,7 @@ def _token_create(request: HttpRequest) -> HttpResponse:
         return token_page_refusal(request, str(exc), 400)
     url = request.build_absolute_uri(reverse("home"))
     data = {"agent": name, "token": token, "push_url": url}
-    if wants_json(request):
+    if wants_json_answer(request):
         return json_response(data, status=201)
     return render_page(request, "intake/token.html", data)
 

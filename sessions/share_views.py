@@ -11,7 +11,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from memviz.pages import json_response, render_page, wants_json
-from memviz.responders import HtmxHttpRequest, Outcome, respond
+from memviz.responders import HtmxHttpRequest, Outcome, respond, wants_json_answer
 from sessions import share_links
 from sessions.access import share_refusal, signed_in_to_write
 from sessions.models import AgentSession
@@ -85,7 +85,7 @@ def share_revoke_view(request: HtmxHttpRequest, key: str) -> HttpResponse:
 def token_page_refusal(request: HttpRequest, message: str, status: int) -> HttpResponse:
     """A refusal on the tokens page (which lists push tokens and share links): JSON, or back
     to the page with the reason."""
-    if wants_json(request):
+    if wants_json_answer(request):
         return json_response({"error": message}, status=status)
     messages.error(request, message)
     return redirect("tokens")

@@ -64,3 +64,25 @@ def test_the_tokens_page_json_lists_tokens_and_share_links_never_their_secrets(
     assert [(s["agent"], s["state"]) for s in data["share_links"]] == [("main", "active")]
     secret = link.path.rsplit("#", 1)[1]
     assert token not in page.content.decode() and secret not in page.content.decode()
+
+
+def test_a_script_creates_a_token_with_a_json_body(client: Client, django_user_model) -> None:
+    """A JSON body is read as every write reads one, and answered in JSON: the token, or the
+    reason it was refused (nothing stored)."""
+    import json
+
+    django_user_model.objects.create_user("ana", password="pw-123456")
+    client.login(username="ana", password="pw-123456")
+
+    def post(body: str):
+        return client.post("/tokens/", body, content_type="application/json")
+
+    made = post(json.dumps({"agent": "remote-box"}))
+    assert made.status_code == 201 and token_check("remote-box", made.json()["token"])
+    for body, error in [
+        ("{not json", "the request body is not valid JSON"),
+        (json.dumps({"agent": 5}), "'agent' must be text"),
+    ]:
+        refused = post(body)
+        assert (refused.status_code, refused.json()["error"]) == (400, error)
+    assert list(StreamToken.objects.values_list("agent_name", flat=True)) == ["remote-box"]
