@@ -16,7 +16,7 @@ from canvases.edit_ops import OPERATIONS, sent_input
 from canvases.indexing import parsed
 from canvases.loading import canvas_url, canvas_view
 from canvases.messages import Said
-from canvases.op_input import request_data
+from canvases.op_input import request_data, sent_base
 from canvases.page_types import CanvasPage, EditRefusal, ResumeAnswer, SyncAnswer
 from canvases.refused import EditConflict, EditRefused, WriteFailed
 from canvases.views import node_list_html, node_list_items
@@ -112,7 +112,7 @@ def ops(request: HtmxHttpRequest, canvas: Canvas) -> HttpResponse:
     back = canvas_url(canvas)
     try:
         data = request_data(request)
-        op, base = data.get("op"), data.get("base") or ""
+        op, base = data.get("op"), sent_base(data)
         if not isinstance(op, str) or not op:
             raise EditRefused(Said("op_required"))
         op, params = sent_input(op, data)
@@ -192,9 +192,9 @@ def revision_page(request: HtmxHttpRequest, canvas: Canvas, number: int) -> Http
 @canvas_view(write=True)
 def revision_restore(request: HtmxHttpRequest, canvas: Canvas, number: int) -> HttpResponse:
     try:
-        base = request_data(request).get("base") or ""  # a form's field or a JSON body's key
+        base = sent_base(request_data(request))  # a form's field or a JSON body's key
         result = services.canvas_restore(
-            canvas=canvas, number=number, base_hash=str(base), user=request.user
+            canvas=canvas, number=number, base_hash=base, user=request.user
         )
     except EditRefused as exc:
         back = canvas_url(canvas, "canvas-revision", number)

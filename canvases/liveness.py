@@ -22,6 +22,15 @@ from canvases.page_types import LiveItem
 from sessions.models import Agent, Row
 
 LIVE_WINDOW = timedelta(minutes=2)
+
+
+def _session_files(folder: Path) -> list[Path]:
+    """The agent's session files; none when its folder cannot be listed (gone, a file now, not
+    readable by memviz): such an agent writes nothing memviz could see, so it is not live."""
+    try:
+        return offload_files(folder)
+    except OSError:
+        return []
 AGENT_AUTHOR = "agent"
 
 
@@ -68,7 +77,7 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> Said | N
         with contextlib.suppress(ValueError):
             stamp = datetime.fromisoformat(stamp_text.replace("Z", "+00:00"))
             recent = recent or bool(stamp.tzinfo and now - stamp.timestamp() < window)
-    claimed = _newest_foreign(agent, offload_files(Path(agent.path)))
+    claimed = _newest_foreign(agent, _session_files(Path(agent.path)))
     if not recent and (claimed is None or now - claimed >= window):
         return None  # stale claims of a failed pass (hazard 4)
     return Said("live_mid_flight", rows=len(stamps))
@@ -83,7 +92,7 @@ CLAIM_TAIL_BYTES = 64 * 1024
 def _claims_not_yet_indexed(agent: Agent, now: float) -> bool:
     """`wait` rows at the end of an offload file the agent wrote in the last seconds."""
     ours = own_writes.records(agent)
-    for path in offload_files(Path(agent.path)):
+    for path in _session_files(Path(agent.path)):
         with contextlib.suppress(OSError, UnsafePath):
             mtime = own_writes.foreign_mtime(ours.get(own_writes.relpath(agent, path)), path.stat())
             if mtime is None or now - mtime > CLAIM_GRACE_S:
@@ -114,7 +123,7 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     folder = Path(agent.path)
     newest = _newest_foreign(
         agent,
-        [folder / STATE_FILE, *offload_files(folder), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
+        [folder / STATE_FILE, *_session_files(folder), *folder.glob(f"{CANVAS_DIR}/*.mmd")],
     )
     reasons = []
     age = now - newest if newest is not None else None

@@ -177,6 +177,11 @@ def _whole(name: str, text: str) -> int:
         raise EditRefused(Said("field_number", field=repr(name))) from None
 
 
+def sent_base(data: Mapping[str, Any]) -> str:
+    """The content hash an edit or restore was made on ("" when not sent); text or refused."""
+    return str(read_sent((optional("base"),), data).get("base", ""))
+
+
 def with_sent(data: Mapping[str, Any], name: str, value: str) -> Mapping[str, Any]:
     """`request_data` with one more field, as if it had been sent."""
     if isinstance(data, QueryDict):

@@ -143,3 +143,24 @@ def test_a_resume_the_agent_moved_away_from_is_reported(env, fixtures_root: Path
     # the resume is in the history, and not a step of undo
     assert other.revisions.filter(op="resume", author="dora").exists()
     assert history.undo_target(other) is None
+
+
+def test_an_agent_whose_folder_cannot_be_listed_is_not_live_and_its_pages_answer(
+    fixtures_root: Path,
+) -> None:
+    """A folder that became a file (or one memviz may not read): nothing memviz could see is being
+    written, so the agent is not live, and its canvas page still answers."""
+    from canvases import liveness
+    from sessions.models import Agent
+
+    folder = fixtures_root / "fixture-a-upstream" / "main"
+    ingest_path(folder.parent)
+    agent = Agent.objects.get(slug="main")
+    moved = folder.with_name("main-moved")
+    folder.rename(moved)
+    folder.write_text("not a folder any more", "utf-8")
+    status = liveness.agent_live(agent)
+    assert (status.live, status.reasons) == (False, [])
+    canvas = Canvas.objects.filter(agent=agent).order_by("filename").first()
+    assert canvas is not None
+    assert Client().get(f"/a/main/c/{canvas.filename}/").status_code < 500
