@@ -87,10 +87,11 @@ def test_a_restore_sent_as_json_on_a_stale_base_is_refused(
     assert refused["current_hash"] == content_hash(before.decode()) != stale
     assert mmd.read_bytes() == before
     # a base that is not text is refused, not read as "no base" (which skips the check)
-    for path, body in [
+    bodies: list[tuple[str, dict[str, Any]]] = [
         (CANVAS + "history/1/restore/", {"base": False}),
         (CANVAS + "ops/", {"op": "undo", "base": 0}),
-    ]:
+    ]
+    for path, body in bodies:
         status, refused = _post(client, path, body)
         assert (status, refused["error"]) == (400, "'base' must be text"), path
     assert mmd.read_bytes() == before
