@@ -21,7 +21,7 @@ from debugging.debug_selectors import (
     session_badges,
 )
 from debugging.page_types import Ledger, SessionLedgerPage
-from debugging.replay import ReplayRow, active_canvases, node_canvas_map
+from debugging.replay import ReplayRow, active_canvases, canvases_by_number, node_canvas_map
 from sessions.instants import parse_instant
 from sessions.models import Agent, AgentSession, Ref
 
@@ -80,15 +80,10 @@ def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> Ledg
         [len(r.summary) for r in rows], lambda k: rows[k].summary, count_tokens_many
     )
     canvases = canvases_parsed(agent)
-    by_number: dict[int, str] = {}
-    for c in canvases:
-        prefix = c.file.split("-", 1)[0]
-        if prefix.isdigit():
-            by_number.setdefault(int(prefix), c.file)
     active = active_canvases(
         [_as_replay_row(r) for r in rows],
         node_canvas_map({c.file: c.text for c in canvases}),
-        by_number,
+        canvases_by_number(c.file for c in canvases),
         agent.active_mmd_file or None,
     )
     used = {a for a in active if a} if session_id else {c.file for c in canvases}

@@ -16,6 +16,7 @@ whose number prefixes it); rows before the first placed row take the first place
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -186,6 +187,17 @@ def _canvas_of(
     return by_number.get(int(match.group(1))) if match else None
 
 
+def canvases_by_number(files: Iterable[str]) -> dict[int, str]:
+    """Each canvas number's file (the first by name when two share one): where a row whose node
+    is drawn nowhere belongs, by its node id's ``NNN-``."""
+    by_number: dict[int, str] = {}
+    for name in sorted(files):
+        match = NUMBER_PREFIX.match(name)
+        if match:
+            by_number.setdefault(int(match.group(1)), name)
+    return by_number
+
+
 def active_canvases(
     rows: list[ReplayRow], by_node: dict[str, str], by_number: dict[int, str], fallback: str | None
 ) -> list[str | None]:
@@ -213,11 +225,7 @@ def build_replay(
         if vs
     }
     latest = {file: vs[-1].text for file, vs in ordered.items()}
-    by_number: dict[int, str] = {}
-    for name in sorted(ordered):
-        match = NUMBER_PREFIX.match(name)
-        if match:
-            by_number.setdefault(int(match.group(1)), name)
+    by_number = canvases_by_number(ordered)
     times = _carry_times(rows)
     sorted_times = _running_max(times)
     active = active_canvases(rows, node_canvas_map(latest), by_number, fallback_active)

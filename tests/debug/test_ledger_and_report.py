@@ -122,3 +122,17 @@ def test_hostile_text_cannot_break_the_report(tmp_path: Path) -> None:
     html = markdown.markdown(fence(body, "text"), extensions=["fenced_code"])
     code = BeautifulSoup(html, "html.parser").select_one("pre code")
     assert code is not None and code.get_text().rstrip("\n") == body
+
+
+def test_a_canvas_numbered_with_a_digit_that_is_no_number_keeps_the_ledger_up(
+    upstream: Path,
+) -> None:
+    """`²-x.mmd`: "²" is a digit to str.isdigit but no number to int(); the ledger read canvas
+    numbers its own way and answered 500. One rule numbers canvases (agentfs/layout.NUMBER_PREFIX):
+    such a file has no number, and the ledger, the replay and the agent page go on."""
+    (upstream / "mmds" / "²-odd.mmd").write_text('flowchart TD\n  N1["odd"]\n', "utf-8")
+    ingest_path(upstream.parent)
+    for path in ("/a/main/ledger/?format=json", "/a/main/", "/a/main/diagnostics/"):
+        assert Client().get(path).status_code == 200, path
+    session = next(upstream.glob("offload-*.jsonl")).stem.removeprefix("offload-")
+    assert Client().get(f"/a/main/s/{session}/replay/?format=json").status_code == 200
