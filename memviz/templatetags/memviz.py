@@ -5,6 +5,7 @@ from __future__ import annotations
 from django import template
 
 from agentfs.row_fields import is_wait as row_is_wait
+from canvases.mermaid.render import status_key
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 
 register = template.Library()
@@ -17,7 +18,9 @@ def ratio(value: float | None) -> str:
 
 @register.filter
 def status_class(value: str | None) -> str:
-    return f"status-{value}" if value in STATUS_VOCABULARY else "status-other"
+    """A status's CSS class, as the canvas styles it (`render.status_key`): its own, "other" for
+    any other word, "none" for no status."""
+    return f"status-{status_key(value)}"
 
 
 @register.filter

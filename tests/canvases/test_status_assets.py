@@ -76,3 +76,14 @@ def test_no_other_file_restates_the_statuses_words_or_colours() -> None:
                 text = path.read_text("utf-8")
                 found += [f"{path.relative_to(REPO)}: {m.group(0)}" for m in WORD_LIST.finditer(text)]
     assert found == []
+
+
+def test_a_pill_on_any_page_takes_the_class_the_canvas_gives_its_status() -> None:
+    """The node, search and agent pages' pills and the canvas share one rule (render.status_key):
+    a node with no status is "none" everywhere (it was the dashed "other" on the pages)."""
+    from canvases.mermaid.render import status_key
+    from memviz.templatetags.memviz import status_class
+
+    for status in (*STATUS_VOCABULARY, "weird", "", None):
+        assert status_class(status) == f"status-{status_key(status)}"
+    assert (status_class(""), status_class("weird")) == ("status-none", "status-other")
