@@ -90,11 +90,11 @@ def state_value(state: StateFile, key: str) -> Any:
 
 
 def active_mmd_file(state: StateFile) -> str | None:
-    """The active canvas file name, or None; callers must still confine it to `mmds/`."""
+    """The active canvas file name exactly as written, or None (null, "", not text); callers must
+    still confine it to `mmds/`. The plugin reads the name as it is, without trimming it: a name
+    with a space around it names no file, so the agent gets no canvas, and no canvas is active."""
     value = state_value(state, "activeMmdFile")
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    return None
+    return value if isinstance(value, str) and value else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from django.db import transaction
 
 from agentfs.layout import CANVAS_DIR
 from agentfs.row_fields import node_aliases, row_spelling
+from agentfs.state import state_value
 from canvases import lineage, liveness
 from canvases.branch_rows import RowNow, Step, came_later, rows_then, step_from_remaps
 from canvases.edit_ops import check_parses
@@ -159,8 +160,7 @@ def branch_number(agent: Agent) -> int:
         names = os.listdir(mmds)
     except FileNotFoundError:
         names = []
-    state = liveness.state_data(agent)
-    counter = state.get("mmdCounter", state.get("mmd_counter"))  # the Go port's spelling too
+    counter = state_value(liveness.state_file(agent), "mmdCounter")  # or the Go port's spelling
     used = [n for n in Canvas.objects.filter(agent=agent).values_list("number", flat=True) if n]
     for node_id in NodeRowCount.objects.filter(agent=agent).values_list("node_id", flat=True):
         number = file_number(row_spelling(node_id))

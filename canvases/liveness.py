@@ -15,7 +15,7 @@ from agentfs import json_text
 from agentfs.layout import CANVAS_DIR, STATE_FILE, offload_files
 from agentfs.paths import UnsafePath, open_regular
 from agentfs.row_fields import WAIT, is_wait
-from agentfs.state import read_state
+from agentfs.state import StateFile, active_mmd_file, read_state
 from canvases import own_writes
 from canvases.messages import Said
 from canvases.page_types import LiveItem
@@ -135,14 +135,18 @@ def agent_live(agent: Agent, *, now: float | None = None) -> LiveStatus:
     return LiveStatus(live=bool(reasons), reasons=reasons, last_write_age=age)
 
 
-def state_data(agent: Agent) -> dict[str, Any]:
-    """The agent's state.json as it is on disk now ({} when missing or unreadable)."""
+def state_file(agent: Agent) -> StateFile:
+    """The agent's state.json as it is on disk now (its data {} when missing or unreadable)."""
     # read_state goes through the one opener: no link, FIFO or device, a bounded size.
-    state = read_state(Path(agent.path) / STATE_FILE)
+    return read_state(Path(agent.path) / STATE_FILE)
+
+
+def state_data(agent: Agent) -> dict[str, Any]:
+    """The agent's state.json's data as it is on disk now ({} when missing or unreadable)."""
+    state = state_file(agent)
     return state.data if state.error is None else {}
 
 
 def state_active(agent: Agent) -> str | None:
-    data = state_data(agent)
-    value = data.get("activeMmdFile", data.get("active_mmd_file"))
-    return value if isinstance(value, str) else None
+    """The canvas state.json names active now, by the one rule (agentfs/state.active_mmd_file)."""
+    return active_mmd_file(state_file(agent))

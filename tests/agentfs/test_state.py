@@ -115,3 +115,18 @@ def test_parse_session_key_follows_the_plugin() -> None:
     assert parse_session_key("agent:bot:swebench-w3-task9") == ("bot-w3", "swebench-w3-task9")
     assert parse_session_key("agent:a:x/../y") == ("a", "x___y")
     assert parse_session_key("cron:nightly") is None
+
+
+def test_the_active_canvas_is_the_name_exactly_as_the_plugin_reads_it(tmp_path: Path) -> None:
+    """The plugin opens `mmds/<activeMmdFile>` as written: a name with a space around it names
+    no file (the agent gets no canvas), so it is not trimmed into one that does."""
+    path = tmp_path / "state.json"
+    for written, active in [
+        (" 002-x.mmd", " 002-x.mmd"),
+        ("002-x.mmd", "002-x.mmd"),
+        ("", None),
+        (None, None),
+        (7, None),
+    ]:
+        path.write_text(json.dumps({"activeMmdFile": written}), "utf-8")
+        assert active_mmd_file(read_state(path)) == active, written

@@ -164,3 +164,20 @@ def test_an_agent_whose_folder_cannot_be_listed_is_not_live_and_its_pages_answer
     canvas = Canvas.objects.filter(agent=agent).order_by("filename").first()
     assert canvas is not None
     assert Client().get(f"/a/main/c/{canvas.filename}/").status_code < 500
+
+
+def test_the_index_and_the_live_check_name_the_same_active_canvas(env) -> None:
+    """What the agent page shows as active (the index) and what resume and the preview compare
+    (read live from state.json) follow one rule: a name with a space around it is not the canvas."""
+    from canvases import liveness
+
+    canvas, _user, agent_dir = env
+    state = json.loads((agent_dir / "state.json").read_text("utf-8"))
+    for name in (f" {FILE}", FILE):
+        state["activeMmdFile"] = name
+        (agent_dir / "state.json").write_text(json.dumps(state), "utf-8")
+        ingest_agent_dir(agent_dir)
+        canvas.agent.refresh_from_db()
+        assert canvas.agent.active_mmd_file == liveness.state_active(canvas.agent) == name
+    preview = Client().get(f"/a/main/c/{FILE}/preview/?format=json").json()
+    assert preview["active"] is True
