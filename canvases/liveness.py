@@ -7,7 +7,7 @@ import contextlib
 import os
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from agentfs.state import StateFile, active_mmd_file, read_state
 from canvases import own_writes
 from canvases.messages import Said
 from canvases.page_types import LiveItem
+from sessions.instants import parse_instant
 from sessions.models import Agent, Row
 
 LIVE_WINDOW = timedelta(minutes=2)
@@ -73,10 +74,9 @@ def map_builder_in_flight(agent: Agent, *, now: float | None = None) -> Said | N
         return None
     window = LIVE_WINDOW.total_seconds()
     recent = False
-    for stamp_text in stamps:
-        with contextlib.suppress(ValueError):
-            stamp = datetime.fromisoformat(stamp_text.replace("Z", "+00:00"))
-            recent = recent or bool(stamp.tzinfo and now - stamp.timestamp() < window)
+    for stamp_text in stamps:  # read as every page reads a row's stamp (sessions/instants.py)
+        stamp = parse_instant(stamp_text)
+        recent = recent or bool(stamp and now - stamp.timestamp() < window)
     claimed = _newest_foreign(agent, _session_files(Path(agent.path)))
     if not recent and (claimed is None or now - claimed >= window):
         return None  # stale claims of a failed pass (hazard 4)

@@ -181,3 +181,24 @@ def test_the_index_and_the_live_check_name_the_same_active_canvas(env) -> None:
         assert canvas.agent.active_mmd_file == liveness.state_active(canvas.agent) == name
     preview = Client().get(f"/a/main/c/{FILE}/preview/?format=json").json()
     assert preview["active"] is True
+
+
+def test_a_fresh_claim_is_seen_whatever_spelling_its_stamp_has(env) -> None:
+    """A `wait` row stamped a moment ago means a map-builder reply may still land: its stamp is
+    read as every page reads one (a lowercase `z` too), not only in the spelling Python parses."""
+    from datetime import UTC, datetime
+
+    from canvases import liveness
+
+    canvas, _user, agent_dir = env
+    offload = next(agent_dir.glob("offload-*.jsonl"))
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "z"
+    row = {"tool_call_id": "call_claimed", "tool_call": "read", "summary": "s", "score": 3,
+           "timestamp": stamp, "node_id": "wait", "result_ref": None}
+    with offload.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(row) + "\n")
+    ingest_agent_dir(agent_dir)
+    long_ago = time.time() - 3600  # the file's own write is old: only the stamp says "now"
+    for path in agent_dir.rglob("*"):
+        os.utime(path, (long_ago, long_ago))
+    assert liveness.map_builder_in_flight(canvas.agent) is not None
