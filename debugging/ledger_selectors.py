@@ -22,6 +22,7 @@ from debugging.debug_selectors import (
 )
 from debugging.page_types import Ledger, SessionLedgerPage
 from debugging.replay import ReplayRow, active_canvases, canvases_by_number, node_canvas_map
+from sessions.compression import compression
 from sessions.instants import parse_instant
 from sessions.models import Agent, AgentSession, Ref
 
@@ -129,7 +130,7 @@ def _ledger(agent: Agent, rows: list[LoadedRow], session_id: str | None) -> Ledg
             "canvas": canvas_layer.as_json(),
             "block": {"tokens": block, "canvas": final, "exact": exact},
         },
-        "compression": tl.compression(refs.tokens, summaries.tokens, canvas_total),
+        "compression": compression(refs.tokens, summaries.tokens, canvas_total),
         "canvases": [{"file": f, "tokens": g.total} for f, g in growth.items()],
         "series": series,
     }

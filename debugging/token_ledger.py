@@ -16,7 +16,6 @@ from datetime import datetime
 from agentfs.row_fields import node_aliases
 from canvases.mermaid import Node
 from debugging.page_types import LayerCount, LedgerSeries
-from sessions.page_types import Compression
 
 EXACT_BUDGET_CHARS = 400_000
 SERIES_POINTS = 300
@@ -79,13 +78,6 @@ def measure(
             per_item[index] = size * ratio
     layer = Layer(round(sum(per_item)), len(sizes), len(kept), total)
     return per_item, layer
-
-
-def ratio(high: float, low: float) -> float | None:
-    if not low:
-        return None
-    value = high / low
-    return round(value, 1) if value >= 1 else round(value, 2)
 
 
 def _line_ids(text: str, ids: list[str]) -> list[set[str]]:
@@ -188,9 +180,3 @@ def ledger_series(
     return out
 
 
-def compression(refs: int, summaries: int, canvas: int) -> Compression:
-    return {
-        "refs_to_summaries": ratio(refs, summaries),
-        "summaries_to_canvas": ratio(summaries, canvas),
-        "refs_to_canvas": ratio(refs, canvas),
-    }

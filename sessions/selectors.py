@@ -20,6 +20,7 @@ from agentfs.row_fields import WAIT
 from canvases.mermaid.vocabulary import STATUS_VOCABULARY
 from sessions import counters, search
 from sessions.canvas_search import canvas_hits
+from sessions.compression import compression
 from sessions.instants import parse_instant
 from sessions.keyset import LAST, SESSION_PAGE_SIZE, session_page
 from sessions.models import Agent, AgentSession, Canvas, CanvasNode, Ref, Row
@@ -39,10 +40,6 @@ from sessions.reader_words import line_problem_item, refusal_words, refused_item
 UNMAPPED = Q(node_id__isnull=True) | Q(node_id=WAIT)
 
 
-def ratio(numerator: int, denominator: int) -> float | None:
-    return round(numerator / denominator, 1) if denominator else None
-
-
 def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> AgentSummary:
     unplaced = unplaced if unplaced is not None else counters.unplaced_counts(agent)
     return {
@@ -60,11 +57,7 @@ def agent_summary(agent: Agent, unplaced: counters.Unplaced | None = None) -> Ag
         "summary_bytes": agent.summary_bytes,
         "canvas_bytes": agent.canvas_bytes,
         # The headline figure of the design: how much smaller each layer is than the one below.
-        "compression": {
-            "refs_to_summaries": ratio(agent.refs_bytes, agent.summary_bytes),
-            "summaries_to_canvas": ratio(agent.summary_bytes, agent.canvas_bytes),
-            "refs_to_canvas": ratio(agent.refs_bytes, agent.canvas_bytes),
-        },
+        "compression": compression(agent.refs_bytes, agent.summary_bytes, agent.canvas_bytes),
         "active_canvas": agent.active_mmd_file or None,
         "ingested_at": agent.ingested_at,
     }
