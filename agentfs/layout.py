@@ -94,6 +94,11 @@ def is_offload_file_name(name: str) -> bool:
     return name.startswith("offload-") and name.endswith(".jsonl") and not is_ignored_name(name)
 
 
+def offload_file_name(session_id: str) -> str:
+    """The session file the plugin writes for ``session_id`` (`session_id_of` reads it back)."""
+    return f"offload-{session_id}.jsonl"
+
+
 def offload_files(agent_dir: Path) -> list[Path]:
     """An agent folder's session files, sorted: plain files only (a link is not followed), none
     when the folder is gone."""
@@ -200,7 +205,7 @@ def _is_server_session(path: Path) -> bool:
 def _is_go_session(path: Path) -> bool:
     # The Go port names its one offload file after its own folder; an upstream agent `main`
     # can hold `offload-main.jsonl` too, so also ask for a Go scope name or snake_case state.
-    if not (path / f"offload-{path.name}.jsonl").is_file():
+    if not (path / offload_file_name(path.name)).is_file():
         return False
     if path.parent.name.startswith("agent_"):
         return True

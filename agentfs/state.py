@@ -11,7 +11,7 @@ from typing import Any
 
 from agentfs import json_text
 from agentfs.jsonl import MAX_NESTING, nesting_exceeds
-from agentfs.layout import REGISTRY_FILE, STATE_FILE
+from agentfs.layout import REGISTRY_FILE, STATE_FILE, offload_file_name
 from agentfs.paths import UnsafePath, confine_file, is_link, open_regular
 from agentfs.wording import Refusal, refusal_of
 
@@ -132,7 +132,7 @@ def read_registry(
             continue
         session_id = _pick(value, "sessionId") or ""
         offload_file = _pick(value, "offloadFile")
-        target = offload_file or (f"offload-{session_id}.jsonl" if session_id else None)
+        target = offload_file or (offload_file_name(session_id) if session_id else None)
         exists = False
         if target:
             try:  # a link is no session file: the reader refuses it

@@ -23,14 +23,13 @@ from agentfs.atomic import (
     sha256_bytes,
     write_atomic,
 )
-from agentfs.layout import CANVAS_DIR, STATE_FILE
+from agentfs.layout import CANVAS_DIR, NUMBER_PREFIX, STATE_FILE
 from agentfs.paths import read_regular
 
 CANVAS_BUDGET_CHARS = 4000
 
 _CAMEL_KEYS = ("activeMmdFile", "activeMmdId")
 _SNAKE_KEYS = ("active_mmd_file", "active_mmd_id")
-_PREFIX = re.compile(r"^\d+-")
 _CJK = re.compile(
     "[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff"
     "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"
@@ -41,7 +40,7 @@ _CJK = re.compile(
 def canvas_label(mmd_file: str) -> str:
     """`002-migrate-orders-api.mmd` → `migrate-orders-api` (what the plugin stores as the id)."""
     name = mmd_file[: -len(".mmd")] if mmd_file.endswith(".mmd") else mmd_file
-    return _PREFIX.sub("", name)
+    return NUMBER_PREFIX.sub("", name)
 
 
 def set_active_canvas(state_path: Path, mmd_file: str, *, expect_hash: str | None = None) -> str:

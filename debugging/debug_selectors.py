@@ -19,8 +19,9 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
+from agentfs.layout import REFS_DIR
 from agentfs.paths import UnsafePath, confine_file
-from agentfs.refs import ref_relative
+from agentfs.refs import PLAIN_REF, ref_relative
 from agentfs.row_fields import WAIT_SQL, aliases_of_all
 from canvases.mermaid import parse
 from canvases.models import Revision
@@ -192,16 +193,16 @@ def _scanner(agent: Agent) -> Callable[[str], diag.RefFacts | None]:
     """Reads refs confined to the agent folder; `refs/<file>` names take a fast path."""
     base = Path(agent.path)
     try:
-        refs_dir = confine_file(base, "refs")  # a linked refs/ stays the link: reads refuse it
+        refs_dir = confine_file(base, REFS_DIR)  # a linked refs/ stays the link: reads refuse it
     except UnsafePath:
         refs_dir = None
 
     def scan(name: str) -> diag.RefFacts | None:
-        head, _, leaf = name.partition("/")
-        if refs_dir is not None and head == "refs" and leaf and "/" not in leaf and leaf not in {".", ".."}:
+        plain = PLAIN_REF.match(name)
+        if refs_dir is not None and plain:
             # refs/ confined to the folder; a plain file in it cannot lead out (and when refs/
             # is a link, the reader refuses every file under it).
-            path = refs_dir / leaf
+            path = refs_dir / plain.group(1)
             try:
                 if stat.S_ISREG(os.lstat(path).st_mode):
                     return scan_ref(path)

@@ -45,6 +45,7 @@ from agentfs.layout import (
     STATE_FILE,
     is_ignored_name,
     is_offload_file_name,
+    offload_file_name,
 )
 from agentfs.paths import (
     UnsafePath,
@@ -246,7 +247,7 @@ def _text(event: dict[str, Any]) -> bytes:
 def _session_file_name(session: Any) -> str:
     if not isinstance(session, str) or not session:
         raise EventError("'session' must be a non-empty string")
-    name = f"offload-{session}.jsonl"
+    name = offload_file_name(session)
     if "/" in session or "\\" in session or ".." in session or _has_control(session):
         raise EventError(f"unsafe session id: {session!r}")
     if not is_offload_file_name(name) or len(name) > 255:
