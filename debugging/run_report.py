@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 from debugging.page_types import LayerCount, SessionReport
+from memviz.templatetags.memviz import ratio
 from sessions.page_types import Evidence
 from sessions.ref_render import fenced, longest_backticks
 
@@ -127,9 +128,9 @@ def report_markdown(report: SessionReport) -> str:
         f"| injected block | {layers['block']['tokens']:,} | {'yes' if layers['block']['exact'] else 'estimated'} |",
         "",
         "Compression: refs → summaries "
-        + _ratio(ledger["compression"]["refs_to_summaries"])
+        + ratio(ledger["compression"]["refs_to_summaries"])
         + ", summaries → canvas "
-        + _ratio(ledger["compression"]["summaries_to_canvas"])
+        + ratio(ledger["compression"]["summaries_to_canvas"])
         + ".",
         "",
         f"Method: {ledger['method']}",
@@ -142,10 +143,6 @@ def _exact(layer: LayerCount) -> str:
     if layer["exact"]:
         return "yes"
     return f"{layer['exact_items']} of {layer['items']}, rest estimated"
-
-
-def _ratio(value: float | None) -> str:
-    return "–" if value is None else f"{value:g}×"
 
 
 def _evidence_text(item: Evidence) -> str:

@@ -2,7 +2,7 @@
 // canvas's revisions), the canvas of each frame drawn by memviz's renderer (canvas-draw.js,
 // labels as text), and node panels with their rows and the refs they cite. No network: every
 // byte is in this file, and its Content-Security-Policy forbids any fetch.
-import { clickableNodes, drawFrame, el } from "./replay-frame.js";
+import { clickableNodes, drawFrame, el, nodeRows } from "./replay-frame.js";
 
 const data = JSON.parse(document.getElementById("offline-data").textContent);
 const strings = {};
@@ -66,11 +66,10 @@ function showNode(id) {
   const scene = sceneIndex === null ? null : data.scenes[sceneIndex];
   const node = scene && scene.nodes.find((n) => n.id === id);
   if (!node) { box.hidden = true; return; }
-  const aliases = new Set([id, id.replace(/^n_/, "")]);
   const list = el("ol", "rows compact");
-  let count = 0;
-  const last = rowsUpTo();
-  for (let k = 0; k <= last; k++) if (aliases.has(data.rows[k][3])) { list.append(rowItem(data.rows[k], false)); count++; }
+  const rows = nodeRows(data.rows, id, rowsUpTo());
+  rows.forEach((r) => list.append(rowItem(r, false)));
+  const count = rows.length;
   const close = el("button", "link", strings.close);
   close.type = "button";
   close.addEventListener("click", () => { box.hidden = true; delete box.dataset.node; });

@@ -3,6 +3,15 @@
 // said in place, the nodes a click opens, and the small element helper both build with.
 import { drawStatic } from "./canvas-draw.js";
 
+// The rows up to `last` that a canvas node `id` holds: a row's node_id is the node's id or, for
+// the Go port's `n_` form, the id without it (agentfs/row_fields.node_aliases).
+export function nodeRows(rows, id, last) {
+  const aliases = new Set([id, id.replace(/^n_/, "")]);
+  const out = [];
+  for (let k = 0; k <= last; k++) if (aliases.has(rows[k][3])) out.push(rows[k]);
+  return out;
+}
+
 export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;

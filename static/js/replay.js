@@ -2,7 +2,7 @@
 // memviz's canvas renderer (canvas-draw.js, labels as text), nodes that do not exist yet faded.
 // Stepping re-draws only when the canvas text changes.
 import { mermaidView } from "./canvas-mermaid.js";
-import { clickableNodes, drawFrame, el, showError } from "./replay-frame.js";
+import { clickableNodes, drawFrame, el, nodeRows, showError } from "./replay-frame.js";
 
 const data = JSON.parse(document.getElementById("replay-data").textContent);
 const strings = {};
@@ -76,9 +76,7 @@ function showNode(id) {
   const scene = sceneIndex === null ? null : data.scenes[sceneIndex];
   const node = scene && scene.nodes.find((n) => n.id === id);
   if (!node) { box.hidden = true; return; }
-  const aliases = new Set([id, id.replace(/^n_/, "")]);
-  const rows = [];
-  for (let k = 0; k <= index; k++) if (aliases.has(data.rows[k][3])) rows.push(data.rows[k]);
+  const rows = nodeRows(data.rows, id, index);
   const link = el("a", null, strings.open);
   link.href = data.canvas_url.replace("__FILE__", encodeURIComponent(scene.file)) + "#node=" + encodeURIComponent(id);
   const list = el("ol", "rows compact");
