@@ -10,7 +10,7 @@ from sessions.page_types import ShareLinkItem
 
 
 class TokenItem(TypedDict):
-    """A push token as the tokens page lists it (`stream.tokens_list`; never its hash)."""
+    """A push token as the tokens page lists it (`push_tokens.tokens_list`; never its hash)."""
 
     agent: str
     created_by: str | None

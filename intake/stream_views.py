@@ -7,7 +7,8 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from intake.stream import StreamTooLarge, agent_name_check, stream_apply, token_check
+from intake.push_tokens import agent_name_check, token_check
+from intake.stream import StreamTooLarge, stream_apply
 from memviz.body_gate import bearer_token
 
 

@@ -17,7 +17,7 @@ from intake.archive import TEXTS as ARCHIVE_TEXTS
 from intake.archive import ArchiveError
 from intake.jobs import ingest_start, job_retry
 from intake.page_types import TokensPage
-from intake.stream import TokenForbidden, token_create, token_revoke, tokens_list
+from intake.push_tokens import TokenForbidden, token_create, token_revoke, tokens_list
 from intake.uploads import UploadBusy, upload_delete, upload_store, uploads_list
 from memviz.input_refused import InputRefused
 from memviz.pages import json_response, render_page, wants_json

@@ -150,7 +150,7 @@ class StreamConsumer(WebsocketConsumer):
     authorized = False
 
     def connect(self) -> None:
-        from intake.stream import agent_name_check, token_check
+        from intake.push_tokens import agent_name_check, token_check
 
         self.agent_name = self.scope["url_route"]["kwargs"]["agent"]
         if agent_name_check(self.agent_name) is not None:
@@ -164,7 +164,8 @@ class StreamConsumer(WebsocketConsumer):
         self.accept()
 
     def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
-        from intake.stream import StreamTooLarge, stream_apply, token_check
+        from intake.push_tokens import token_check
+        from intake.stream import StreamTooLarge, stream_apply
 
         body = bytes_data if bytes_data is not None else (text_data or "").encode("utf-8")
         if not self.authorized:

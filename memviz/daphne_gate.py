@@ -46,7 +46,7 @@ def _request_class() -> type:
     from daphne.http_protocol import WebRequest
     from django.conf import settings
 
-    from intake.stream import push_allowed
+    from intake.push_tokens import push_allowed
     from memviz.body_gate import gate_for, session_signed_in
 
     class GatedRequest(WebRequest):

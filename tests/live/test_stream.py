@@ -12,7 +12,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from intake.page_types import PushAnswer
-from intake.stream import token_create
+from intake.push_tokens import token_create
 from sessions.models import Agent, AgentSession, Canvas, Row, StreamToken
 from tests.shapes import shape_problems
 

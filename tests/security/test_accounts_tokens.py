@@ -14,7 +14,7 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from django.utils import timezone
 
-from intake.stream import token_create
+from intake.push_tokens import token_create
 from memviz.models import LoginFailure
 from sessions.models import IngestJob, StreamToken
 from tests.pages import found

@@ -15,7 +15,8 @@ from django.test import Client
 from agentfs.jsonl import LineProblem, Row, parse_line
 from agentfs.state import read_state
 from canvases.mermaid import parse, render_body
-from intake.stream import events_parse, split_events, token_create
+from intake.push_tokens import token_create
+from intake.stream import events_parse, split_events
 
 _spec = importlib.util.spec_from_file_location("memviz_fuzz", Path(__file__).with_name("fuzz.py"))
 assert _spec is not None and _spec.loader is not None

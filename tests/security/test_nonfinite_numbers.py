@@ -18,7 +18,7 @@ import pytest
 from django.test import Client
 
 from intake.ingest import ingest_path
-from intake.stream import token_create
+from intake.push_tokens import token_create
 from sessions.models import Agent, AgentSession, Row
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "debug"))

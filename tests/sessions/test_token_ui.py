@@ -6,7 +6,7 @@ import pytest
 from bs4 import BeautifulSoup
 from django.test import Client
 
-from intake.stream import token_check
+from intake.push_tokens import token_check
 from sessions.models import StreamToken
 from tests.pages import one
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from intake.stream import token_create
+from intake.push_tokens import token_create
 
 
 class Command(BaseCommand):
