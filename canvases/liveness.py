@@ -9,7 +9,6 @@ import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from agentfs import json_text
 from agentfs.layout import CANVAS_DIR, STATE_FILE, offload_files
@@ -139,12 +138,6 @@ def state_file(agent: Agent) -> StateFile:
     """The agent's state.json as it is on disk now (its data {} when missing or unreadable)."""
     # read_state goes through the one opener: no link, FIFO or device, a bounded size.
     return read_state(Path(agent.path) / STATE_FILE)
-
-
-def state_data(agent: Agent) -> dict[str, Any]:
-    """The agent's state.json's data as it is on disk now ({} when missing or unreadable)."""
-    state = state_file(agent)
-    return state.data if state.error is None else {}
 
 
 def state_active(agent: Agent) -> str | None:

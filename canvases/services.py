@@ -20,6 +20,7 @@ from agentfs.atomic import PreconditionFailed
 from agentfs.layout import STATE_FILE
 from agentfs.paths import FileTooLarge, LinkRefused, UnsafePath, confine_file, read_regular
 from agentfs.remap import rows_with_nodes
+from agentfs.state import active_mmd_file
 from agentfs.state_edit import state_name_active
 from canvases import history, liveness, own_writes, reverts
 from canvases.edit_ops import (
@@ -443,7 +444,8 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
         except OSError as exc:  # a FIFO, device, link or huge file: refused at once, never waited on
             raise EditRefused(Said("state_unwritable", reason=exc.strerror or str(exc))) from None
         own_writes.record(agent, priors)
-        active = liveness.state_active(agent) or ""
+        after = liveness.state_file(agent)  # read once: what it names and what the index keeps
+        active = active_mmd_file(after) or ""
         held = active == fresh.filename
         author, user_id = _author(user)
         revision_record(  # the page of the agent compares later switches with this request
@@ -456,7 +458,7 @@ def canvas_resume(*, canvas: Canvas, user: Any, confirm_live: bool = False) -> R
             user=user if user_id else None,
         )
         agent.active_mmd_file = active
-        agent.state_data = liveness.state_data(agent)
+        agent.state_data = after.data if after.error is None else {}
         agent.save(update_fields=["active_mmd_file", "state_data"])
         delta = AgentDelta(agent_pk=agent.pk, agent_slug=agent.slug, active_canvas=active)
         transaction.on_commit(lambda: broadcast_delta(delta))

@@ -97,6 +97,17 @@ def _own_journal(tmp_path: Path, settings) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _language_of_the_settings():
+    """Each test starts in the settings' language: a request with `Accept-Language: zh-hans`
+    activates Chinese in the thread that served it (the test client runs it in the test's own
+    thread), and a later test in the same worker would otherwise read its messages in Chinese."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
 def _celery_eager():
     from memviz.celery import app
 
